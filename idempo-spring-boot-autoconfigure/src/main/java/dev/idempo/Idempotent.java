@@ -1,0 +1,68 @@
+/*
+ * Copyright 2026 the idempo authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+package dev.idempo;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Marks a Spring MVC handler method, or every handler method of a controller, as
+ * protected by an {@code Idempotency-Key}.
+ * <p>
+ * A {@code POST}, {@code PUT}, {@code PATCH} or {@code DELETE} request that carries a key
+ * runs the handler at most once per (caller, key) until the record expires; a retry with
+ * the same key and the same request gets the first response back, byte for byte, with
+ * {@code Idempotent-Replayed: true}. {@code GET}, {@code HEAD}, {@code OPTIONS} and
+ * {@code TRACE} requests pass through untouched. An annotation on the method wins over
+ * one on its class.
+ *
+ * @author idempo
+ */
+@Target({ ElementType.METHOD, ElementType.TYPE })
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface Idempotent {
+
+	/**
+	 * How long a completed response is kept and replayed, as a Spring duration string
+	 * such as {@code "24h"}, {@code "PT30M"} or {@code "90s"}. {@code ${...}}
+	 * placeholders are resolved against the environment. Empty means
+	 * {@code idempo.response-ttl}.
+	 * @return the time to live of the stored response
+	 */
+	String ttl() default "";
+
+	/**
+	 * Whether the response is stored and replayed. {@code false} only locks the key while
+	 * the handler runs: a concurrent duplicate gets {@code 409}, a later one runs the
+	 * handler again.
+	 * @return whether to store and replay the response
+	 */
+	boolean cacheResponse() default true;
+
+	/**
+	 * Whether a request without a key is rejected with {@code 400}. When {@code false}
+	 * (and {@code idempo.key-required} is not set), a request without a key runs
+	 * unprotected.
+	 * @return whether the key is required
+	 */
+	boolean required() default false;
+
+}

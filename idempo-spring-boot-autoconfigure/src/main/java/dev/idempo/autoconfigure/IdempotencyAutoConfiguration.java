@@ -1,0 +1,164 @@
+package dev.idempo.autoconfigure;
+
+import java.time.Clock;
+
+import jakarta.servlet.DispatcherType;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import dev.idempo.Idempotent;
+import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
+import dev.idempo.core.CallerScopeResolver;
+import dev.idempo.core.CompositeIdempotencyListener;
+import dev.idempo.core.DefaultCallerScopeResolver;
+import dev.idempo.core.IdempotencyListener;
+import dev.idempo.core.LeaseRenewer;
+import dev.idempo.store.LockingStore;
+import dev.idempo.store.memory.InMemoryLockingStore;
+import dev.idempo.web.IdempotencyFilter;
+import dev.idempo.web.IdempotencyInterceptor;
+import dev.idempo.web.IdempotencyResponseBodyAdvice;
+import dev.idempo.web.IdempotentHandlers;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.beans.factory.config.EmbeddedValueResolver;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.Ordered;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
+
+/**
+ * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
+ * Auto-configuration} for idempotency keys on Spring MVC handlers annotated with
+ * {@link Idempotent}.
+ *
+ * @author idempo
+ */
+@AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+		"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration" })
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+@ConditionalOnClass(DispatcherServlet.class)
+@ConditionalOnBooleanProperty(name = "idempo.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(IdempotencyProperties.class)
+@Import({ IdempotencyAutoConfiguration.MemoryStoreConfiguration.class,
+		IdempotencyAutoConfiguration.UnavailableStoreConfiguration.class })
+public final class IdempotencyAutoConfiguration {
+
+	private static final Log logger = LogFactory.getLog(IdempotencyAutoConfiguration.class);
+
+	@Bean
+	@ConditionalOnMissingBean
+	CallerScopeResolver idempotencyCallerScopeResolver() {
+		return new DefaultCallerScopeResolver();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	LeaseRenewer idempotencyLeaseRenewer() {
+		return new LeaseRenewer();
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotentHandlers idempotentHandlers(IdempotencyProperties properties, ConfigurableBeanFactory beanFactory) {
+		return new IdempotentHandlers(new EmbeddedValueResolver(beanFactory), properties.getResponseTtl());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyInterceptor idempotencyInterceptor(LockingStore store, IdempotentHandlers handlers,
+			CallerScopeResolver callerScopeResolver, ObjectProvider<IdempotencyListener> listeners,
+			IdempotencyProperties properties, LeaseRenewer leaseRenewer) {
+		return new IdempotencyInterceptor(store, handlers, callerScopeResolver,
+				CompositeIdempotencyListener.of(listeners.orderedStream().toList()), properties.toSettings(),
+				leaseRenewer);
+	}
+
+	@Bean
+	WebMvcConfigurer idempotencyWebMvcConfigurer(IdempotencyInterceptor interceptor) {
+		return new WebMvcConfigurer() {
+
+			@Override
+			public void addInterceptors(InterceptorRegistry registry) {
+				// last, so that requests other interceptors reject never claim a key
+				registry.addInterceptor(interceptor).order(Ordered.LOWEST_PRECEDENCE);
+			}
+
+		};
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "idempotencyFilterRegistration")
+	FilterRegistrationBean<IdempotencyFilter> idempotencyFilterRegistration(IdempotencyProperties properties) {
+		FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(new IdempotencyFilter());
+		registration.setOrder(properties.getFilterOrder());
+		registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC);
+		registration.setAsyncSupported(true);
+		return registration;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	IdempotencyResponseBodyAdvice idempotencyResponseBodyAdvice(IdempotencyProperties properties) {
+		return new IdempotencyResponseBodyAdvice(properties.getMaxResponseSize().toBytes());
+	}
+
+	/**
+	 * Resolves every {@code @Idempotent} handler's TTL at start-up, so that a bad
+	 * duration or placeholder fails the application rather than its first request.
+	 */
+	@Bean
+	SmartInitializingSingleton idempotentHandlersValidator(IdempotentHandlers handlers,
+			ObjectProvider<RequestMappingHandlerMapping> mappings) {
+		return () -> mappings.orderedStream()
+			.flatMap((mapping) -> mapping.getHandlerMethods().values().stream())
+			.map(HandlerMethod::createWithResolvedBean)
+			.forEach(handlers::policy);
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnProperty(name = "idempo.store.type", havingValue = "memory", matchIfMissing = true)
+	static class MemoryStoreConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean(LockingStore.class)
+		InMemoryLockingStore idempotencyLockingStore(IdempotencyProperties properties) {
+			IdempotencyProperties.Store.Memory memory = properties.getStore().getMemory();
+			logger.warn("idempo uses the in-memory store: idempotency keys are protected within this JVM only. "
+					+ "Set idempo.store.type to redis, postgres or mysql when more than one instance serves requests.");
+			return new InMemoryLockingStore(Clock.systemUTC(), memory.getMaxEntries(), memory.getMaxSize().toBytes());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnMissingBean(LockingStore.class)
+	static class UnavailableStoreConfiguration {
+
+		@Bean
+		LockingStore idempotencyLockingStore(IdempotencyProperties properties) {
+			StoreType type = properties.getStore().getType();
+			throw new IdempotencyStoreUnavailableException(type,
+					"the " + type.name().toLowerCase(java.util.Locale.ROOT)
+							+ " store is not available in this version of idempo.",
+					"Set idempo.store.type=memory, or declare your own dev.idempo.store.LockingStore bean.");
+		}
+
+	}
+
+}

@@ -1,0 +1,333 @@
+package dev.idempo.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.idempo.core.IdempotencySettings;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Configuration properties for idempo.
+ *
+ * @author idempo
+ */
+@ConfigurationProperties("idempo")
+public class IdempotencyProperties {
+
+	/**
+	 * Whether idempotency keys are handled. When false, @Idempotent handlers run as if
+	 * unannotated.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Name of the request header that carries the idempotency key.
+	 */
+	private String keyHeader = "Idempotency-Key";
+
+	/**
+	 * Further request headers accepted as the key header. Sending more than one key
+	 * header is rejected with 400.
+	 */
+	private List<String> keyHeaderAliases = new ArrayList<>(List.of("X-Idempotency-Key"));
+
+	/**
+	 * Whether every @Idempotent handler rejects requests without a key with 400, as if
+	 * each said required = true.
+	 */
+	private boolean keyRequired;
+
+	/**
+	 * How long a completed response is kept and replayed, unless @Idempotent(ttl) says
+	 * otherwise.
+	 */
+	private Duration responseTtl = Duration.ofHours(24);
+
+	/**
+	 * How long a claim survives without renewal on stores whose claims are leases
+	 * (memory, Redis). Renewed about every third of this while the handler runs.
+	 */
+	private Duration lockTtl = Duration.ofSeconds(30);
+
+	/**
+	 * Largest response body that is stored. Larger responses are sent unchanged but not
+	 * stored, and the key is released.
+	 */
+	private DataSize maxResponseSize = DataSize.ofMegabytes(1);
+
+	/**
+	 * Response headers that are neither stored nor replayed (case-insensitive).
+	 * Content-Length, Transfer-Encoding and Connection are always excluded.
+	 */
+	private List<String> excludedHeaders = new ArrayList<>(IdempotencySettings.DEFAULT_EXCLUDED_HEADERS);
+
+	/**
+	 * Order of the servlet filter that buffers protected requests and responses.
+	 */
+	private int filterOrder = 0;
+
+	private final Conflict conflict = new Conflict();
+
+	private final StoreFailure storeFailure = new StoreFailure();
+
+	private final Store store = new Store();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getKeyHeader() {
+		return this.keyHeader;
+	}
+
+	public void setKeyHeader(String keyHeader) {
+		this.keyHeader = keyHeader;
+	}
+
+	public List<String> getKeyHeaderAliases() {
+		return this.keyHeaderAliases;
+	}
+
+	public void setKeyHeaderAliases(List<String> keyHeaderAliases) {
+		this.keyHeaderAliases = keyHeaderAliases;
+	}
+
+	public boolean isKeyRequired() {
+		return this.keyRequired;
+	}
+
+	public void setKeyRequired(boolean keyRequired) {
+		this.keyRequired = keyRequired;
+	}
+
+	public Duration getResponseTtl() {
+		return this.responseTtl;
+	}
+
+	public void setResponseTtl(Duration responseTtl) {
+		this.responseTtl = responseTtl;
+	}
+
+	public Duration getLockTtl() {
+		return this.lockTtl;
+	}
+
+	public void setLockTtl(Duration lockTtl) {
+		this.lockTtl = lockTtl;
+	}
+
+	public DataSize getMaxResponseSize() {
+		return this.maxResponseSize;
+	}
+
+	public void setMaxResponseSize(DataSize maxResponseSize) {
+		this.maxResponseSize = maxResponseSize;
+	}
+
+	public List<String> getExcludedHeaders() {
+		return this.excludedHeaders;
+	}
+
+	public void setExcludedHeaders(List<String> excludedHeaders) {
+		this.excludedHeaders = excludedHeaders;
+	}
+
+	public int getFilterOrder() {
+		return this.filterOrder;
+	}
+
+	public void setFilterOrder(int filterOrder) {
+		this.filterOrder = filterOrder;
+	}
+
+	public Conflict getConflict() {
+		return this.conflict;
+	}
+
+	public StoreFailure getStoreFailure() {
+		return this.storeFailure;
+	}
+
+	public Store getStore() {
+		return this.store;
+	}
+
+	/**
+	 * The settings of the request flow these properties describe.
+	 * @return the settings
+	 */
+	public IdempotencySettings toSettings() {
+		return new IdempotencySettings(this.keyHeader, this.keyHeaderAliases, this.keyRequired, this.responseTtl,
+				this.lockTtl, this.maxResponseSize.toBytes(), java.util.Set.copyOf(this.excludedHeaders),
+				this.conflict.getRetryAfter(), this.conflict.getWaitTimeout(),
+				this.storeFailure.getMode() == StoreFailureMode.FAIL_OPEN, this.storeFailure.getRetryAfter());
+	}
+
+	/**
+	 * What a duplicate gets while the first request with its key still runs.
+	 */
+	public static class Conflict {
+
+		/**
+		 * Retry-After sent with 409, rounded up to whole seconds.
+		 */
+		private Duration retryAfter = Duration.ofSeconds(1);
+
+		/**
+		 * How long a duplicate waits for the first request to finish before getting 409.
+		 * When it finishes in time, the duplicate gets its response replayed. Zero
+		 * answers 409 at once. A waiting duplicate holds a request thread.
+		 */
+		private Duration waitTimeout = Duration.ZERO;
+
+		public Duration getRetryAfter() {
+			return this.retryAfter;
+		}
+
+		public void setRetryAfter(Duration retryAfter) {
+			this.retryAfter = retryAfter;
+		}
+
+		public Duration getWaitTimeout() {
+			return this.waitTimeout;
+		}
+
+		public void setWaitTimeout(Duration waitTimeout) {
+			this.waitTimeout = waitTimeout;
+		}
+
+	}
+
+	/**
+	 * What happens when the store cannot be reached.
+	 */
+	public static class StoreFailure {
+
+		/**
+		 * Whether to refuse the request with 503 (fail-closed) or run the handler
+		 * unprotected (fail-open).
+		 */
+		private StoreFailureMode mode = StoreFailureMode.FAIL_CLOSED;
+
+		/**
+		 * Retry-After sent with 503, rounded up to whole seconds.
+		 */
+		private Duration retryAfter = Duration.ofSeconds(5);
+
+		public StoreFailureMode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(StoreFailureMode mode) {
+			this.mode = mode;
+		}
+
+		public Duration getRetryAfter() {
+			return this.retryAfter;
+		}
+
+		public void setRetryAfter(Duration retryAfter) {
+			this.retryAfter = retryAfter;
+		}
+
+	}
+
+	/**
+	 * Store settings.
+	 */
+	public static class Store {
+
+		/**
+		 * Which store claims keys and keeps responses.
+		 */
+		private StoreType type = StoreType.MEMORY;
+
+		private final Memory memory = new Memory();
+
+		public StoreType getType() {
+			return this.type;
+		}
+
+		public void setType(StoreType type) {
+			this.type = type;
+		}
+
+		public Memory getMemory() {
+			return this.memory;
+		}
+
+		/**
+		 * In-memory store settings.
+		 */
+		public static class Memory {
+
+			/**
+			 * Most completed responses kept; the oldest are evicted first.
+			 */
+			private long maxEntries = 10_000;
+
+			/**
+			 * Most bytes of completed responses kept; the oldest are evicted first.
+			 */
+			private DataSize maxSize = DataSize.ofMegabytes(64);
+
+			public long getMaxEntries() {
+				return this.maxEntries;
+			}
+
+			public void setMaxEntries(long maxEntries) {
+				this.maxEntries = maxEntries;
+			}
+
+			public DataSize getMaxSize() {
+				return this.maxSize;
+			}
+
+			public void setMaxSize(DataSize maxSize) {
+				this.maxSize = maxSize;
+			}
+
+		}
+
+	}
+
+	/**
+	 * The stores idempo ships.
+	 */
+	public enum StoreType {
+
+		/** In this JVM only. */
+		MEMORY,
+
+		/** Redis, through Spring Data Redis. */
+		REDIS,
+
+		/** PostgreSQL, through Spring JDBC. */
+		POSTGRES,
+
+		/** MySQL or MariaDB, through Spring JDBC. */
+		MYSQL
+
+	}
+
+	/**
+	 * What to do when the store fails.
+	 */
+	public enum StoreFailureMode {
+
+		/** Refuse the request with 503; the handler does not run. */
+		FAIL_CLOSED,
+
+		/** Run the handler without protection; logged and counted. */
+		FAIL_OPEN
+
+	}
+
+}

@@ -1,0 +1,175 @@
+package dev.idempo.core;
+
+/**
+ * Receives what happens to protected requests, for metrics. Every method has a no-op
+ * default. Methods are called on the request thread (or the thread that finishes an
+ * asynchronous request) and must be fast; an exception thrown here is logged and never
+ * breaks the request.
+ *
+ * @author idempo
+ */
+public interface IdempotencyListener {
+
+	/** A listener that does nothing. */
+	IdempotencyListener NONE = new IdempotencyListener() {
+	};
+
+	/**
+	 * A protected request was decided before or instead of running the handler.
+	 * @param outcome what happened
+	 */
+	default void onRequest(RequestOutcome outcome) {
+	}
+
+	/**
+	 * A protected request whose handler ran has finished.
+	 * @param outcome what happened to its response
+	 * @param reason why it was not stored, {@link NotStoredReason#NONE} if it was
+	 */
+	default void onResponse(ResponseOutcome outcome, NotStoredReason reason) {
+	}
+
+	/**
+	 * A store operation finished.
+	 * @param store the store name
+	 * @param operation the operation
+	 * @param nanos how long it took
+	 * @param success whether it returned rather than threw
+	 */
+	default void onStoreOperation(String store, StoreOperation operation, long nanos, boolean success) {
+	}
+
+	/**
+	 * What happened to a protected request before its handler.
+	 */
+	enum RequestOutcome {
+
+		/** The key was claimed and the handler runs. */
+		EXECUTED,
+
+		/** A stored response was replayed. */
+		REPLAYED,
+
+		/** Another request held the key: 409. */
+		CONFLICT,
+
+		/** The key was reused with a different request: 422. */
+		MISMATCH,
+
+		/** The key header was unusable: 400. */
+		INVALID_KEY,
+
+		/** A required key was missing: 400. */
+		MISSING_KEY,
+
+		/** The store failed and the request was refused: 503. */
+		STORE_ERROR,
+
+		/** The store failed and the handler ran unprotected (fail-open). */
+		UNPROTECTED;
+
+		/**
+		 * The metric tag value.
+		 * @return the lowercase name
+		 */
+		public String tag() {
+			return name().toLowerCase(java.util.Locale.ROOT);
+		}
+
+	}
+
+	/**
+	 * What happened to the response of a handler that ran under a claim.
+	 */
+	enum ResponseOutcome {
+
+		/** Stored; later requests with the key replay it. */
+		STORED,
+
+		/** Not stored (see the reason); the key was released. */
+		NOT_STORED,
+
+		/**
+		 * The claim was lost while the handler ran (lease expired or lock session died).
+		 */
+		LOCK_LOST,
+
+		/** The store failed while storing or releasing. */
+		STORE_ERROR;
+
+		/**
+		 * The metric tag value.
+		 * @return the lowercase name
+		 */
+		public String tag() {
+			return name().toLowerCase(java.util.Locale.ROOT);
+		}
+
+	}
+
+	/**
+	 * Why a response was not stored.
+	 */
+	enum NotStoredReason {
+
+		/** It was stored. */
+		NONE,
+
+		/** 5xx, 408, 425 or 429. */
+		STATUS,
+
+		/** The body exceeded {@code idempo.max-response-size}. */
+		TOO_LARGE,
+
+		/** A streaming response. */
+		STREAMING,
+
+		/** {@code @Idempotent(cacheResponse = false)}. */
+		DISABLED,
+
+		/** An exception escaped the handler. */
+		EXCEPTION,
+
+		/**
+		 * The response went through {@code sendError}, rendered by the container later.
+		 */
+		ERROR_PAGE;
+
+		/**
+		 * The metric tag value.
+		 * @return the lowercase name
+		 */
+		public String tag() {
+			return name().toLowerCase(java.util.Locale.ROOT);
+		}
+
+	}
+
+	/**
+	 * A {@link dev.idempo.store.LockingStore} operation.
+	 */
+	enum StoreOperation {
+
+		/** Claim or fetch. */
+		CLAIM,
+
+		/** Store and release. */
+		COMPLETE,
+
+		/** Release without storing. */
+		RELEASE,
+
+		/** Lease renewal. */
+		RENEW;
+
+		/**
+		 * The metric tag value.
+		 * @return the lowercase name
+		 */
+		public String tag() {
+			return name().toLowerCase(java.util.Locale.ROOT);
+		}
+
+	}
+
+}

@@ -1,0 +1,79 @@
+package dev.idempo.core;
+
+import java.time.Duration;
+import java.util.function.Supplier;
+
+import dev.idempo.core.IdempotencyListener.StoreOperation;
+import dev.idempo.store.ClaimResult;
+import dev.idempo.store.Lease;
+import dev.idempo.store.LockingStore;
+import dev.idempo.store.StoredRecord;
+
+/**
+ * Times every operation of a {@link LockingStore} and reports it to a listener.
+ *
+ * @author idempo
+ */
+public final class ObservedLockingStore implements LockingStore {
+
+	private final LockingStore delegate;
+
+	private final IdempotencyListener listener;
+
+	private final String name;
+
+	/**
+	 * Wraps a store.
+	 * @param delegate the store
+	 * @param listener the listener to report to
+	 */
+	public ObservedLockingStore(LockingStore delegate, IdempotencyListener listener) {
+		this.delegate = delegate;
+		this.listener = SafeIdempotencyListener.of(listener);
+		this.name = delegate.name();
+	}
+
+	@Override
+	public ClaimResult claim(String key, Duration lockTtl) {
+		return observe(StoreOperation.CLAIM, () -> this.delegate.claim(key, lockTtl));
+	}
+
+	@Override
+	public boolean complete(Lease lease, StoredRecord record, Duration ttl) {
+		return observe(StoreOperation.COMPLETE, () -> this.delegate.complete(lease, record, ttl));
+	}
+
+	@Override
+	public boolean release(Lease lease) {
+		return observe(StoreOperation.RELEASE, () -> this.delegate.release(lease));
+	}
+
+	@Override
+	public boolean renew(Lease lease, Duration lockTtl) {
+		return observe(StoreOperation.RENEW, () -> this.delegate.renew(lease, lockTtl));
+	}
+
+	@Override
+	public boolean leaseExpires() {
+		return this.delegate.leaseExpires();
+	}
+
+	@Override
+	public String name() {
+		return this.name;
+	}
+
+	private <T> T observe(StoreOperation operation, Supplier<T> call) {
+		long start = System.nanoTime();
+		boolean success = false;
+		try {
+			T result = call.get();
+			success = true;
+			return result;
+		}
+		finally {
+			this.listener.onStoreOperation(this.name, operation, System.nanoTime() - start, success);
+		}
+	}
+
+}

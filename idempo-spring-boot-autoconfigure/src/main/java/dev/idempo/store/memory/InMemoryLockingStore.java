@@ -1,0 +1,216 @@
+package dev.idempo.store.memory;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.jspecify.annotations.Nullable;
+
+import dev.idempo.store.ClaimResult;
+import dev.idempo.store.Lease;
+import dev.idempo.store.LockingStore;
+import dev.idempo.store.StoredRecord;
+
+import org.springframework.util.Assert;
+
+/**
+ * A {@link LockingStore} held in this JVM's memory. It protects one application instance
+ * only: two instances behind a load balancer each run the handler once.
+ * <p>
+ * Claims are leases that expire after the lock TTL unless renewed, like the Redis
+ * store's, so both behave the same under the contract tests. Completed records are
+ * bounded by count and by bytes; when either bound is exceeded the oldest completed
+ * records are evicted first (a retry with an evicted key runs the handler again). Expired
+ * records are removed on access and while evicting.
+ *
+ * @author idempo
+ */
+public final class InMemoryLockingStore implements LockingStore {
+
+	/** Rough per-record bookkeeping cost on top of key, fingerprint and body. */
+	private static final int RECORD_OVERHEAD = 128;
+
+	private final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
+
+	private final ConcurrentLinkedQueue<Done> completionOrder = new ConcurrentLinkedQueue<>();
+
+	private final AtomicLong completedCount = new AtomicLong();
+
+	private final AtomicLong completedBytes = new AtomicLong();
+
+	private final AtomicLong sequence = new AtomicLong();
+
+	private final Clock clock;
+
+	private final long maxEntries;
+
+	private final long maxBytes;
+
+	/**
+	 * Creates a store.
+	 * @param clock the clock that decides expiry
+	 * @param maxEntries the most completed records kept
+	 * @param maxBytes the most bytes of completed records kept
+	 */
+	public InMemoryLockingStore(Clock clock, long maxEntries, long maxBytes) {
+		Assert.notNull(clock, "'clock' must not be null");
+		Assert.isTrue(maxEntries > 0, "'maxEntries' must be positive");
+		Assert.isTrue(maxBytes > 0, "'maxBytes' must be positive");
+		this.clock = clock;
+		this.maxEntries = maxEntries;
+		this.maxBytes = maxBytes;
+	}
+
+	@Override
+	public ClaimResult claim(String key, Duration lockTtl) {
+		Instant now = this.clock.instant();
+		ClaimResult[] result = new ClaimResult[1];
+		this.entries.compute(key, (k, existing) -> {
+			if (existing instanceof Done done && done.expiresAt().isAfter(now)) {
+				result[0] = new ClaimResult.Completed(done.record());
+				return existing;
+			}
+			if (existing instanceof Claim claim && claim.leaseExpiresAt().isAfter(now)) {
+				result[0] = ClaimResult.InProgress.instance();
+				return existing;
+			}
+			if (existing instanceof Done done) {
+				forget(done);
+			}
+			String token = UUID.randomUUID().toString();
+			result[0] = new ClaimResult.Acquired(new Lease(k, token));
+			return new Claim(token, now.plus(lockTtl));
+		});
+		return result[0];
+	}
+
+	@Override
+	public boolean complete(Lease lease, StoredRecord record, Duration ttl) {
+		Assert.isTrue(!ttl.isNegative() && !ttl.isZero(), "'ttl' must be positive");
+		Instant now = this.clock.instant();
+		long size = (long) record.response().length + record.fingerprint().length() + lease.key().length()
+				+ RECORD_OVERHEAD;
+		Done done = new Done(lease.key(), record, now.plus(ttl), size, this.sequence.incrementAndGet());
+		boolean[] stored = new boolean[1];
+		this.entries.computeIfPresent(lease.key(), (k, existing) -> {
+			if (owns(existing, lease, now)) {
+				stored[0] = true;
+				return done;
+			}
+			return existing;
+		});
+		if (stored[0]) {
+			this.completedCount.incrementAndGet();
+			this.completedBytes.addAndGet(size);
+			this.completionOrder.add(done);
+			evict(now);
+		}
+		return stored[0];
+	}
+
+	@Override
+	public boolean release(Lease lease) {
+		Instant now = this.clock.instant();
+		boolean[] released = new boolean[1];
+		this.entries.computeIfPresent(lease.key(), (k, existing) -> {
+			if (existing instanceof Claim claim && claim.token().equals(lease.token())) {
+				// an expired lease is gone for good, as a Redis key would be
+				released[0] = claim.leaseExpiresAt().isAfter(now);
+				return null;
+			}
+			return existing;
+		});
+		return released[0];
+	}
+
+	@Override
+	public boolean renew(Lease lease, Duration lockTtl) {
+		Instant now = this.clock.instant();
+		boolean[] renewed = new boolean[1];
+		this.entries.computeIfPresent(lease.key(), (k, existing) -> {
+			if (owns(existing, lease, now)) {
+				renewed[0] = true;
+				return new Claim(lease.token(), now.plus(lockTtl));
+			}
+			return existing;
+		});
+		return renewed[0];
+	}
+
+	@Override
+	public boolean leaseExpires() {
+		return true;
+	}
+
+	@Override
+	public String name() {
+		return "memory";
+	}
+
+	/**
+	 * The number of completed records currently held, expired or not.
+	 * @return the number of completed records
+	 */
+	public long size() {
+		return this.completedCount.get();
+	}
+
+	/**
+	 * The bytes accounted to completed records currently held.
+	 * @return the accounted bytes
+	 */
+	public long sizeInBytes() {
+		return this.completedBytes.get();
+	}
+
+	private static boolean owns(@Nullable Entry entry, Lease lease, Instant now) {
+		return entry instanceof Claim claim && claim.token().equals(lease.token())
+				&& claim.leaseExpiresAt().isAfter(now);
+	}
+
+	private void evict(Instant now) {
+		Done oldest;
+		while ((oldest = this.completionOrder.peek()) != null) {
+			boolean overBudget = this.completedCount.get() > this.maxEntries
+					|| this.completedBytes.get() > this.maxBytes;
+			boolean gone = this.entries.get(oldest.key()) != oldest;
+			if (!overBudget && !gone && oldest.expiresAt().isAfter(now)) {
+				return;
+			}
+			if (this.completionOrder.remove(oldest) && this.entries.remove(oldest.key(), oldest)) {
+				forget(oldest);
+			}
+		}
+	}
+
+	private void forget(Done done) {
+		this.completedCount.decrementAndGet();
+		this.completedBytes.addAndGet(-done.size());
+	}
+
+	private sealed interface Entry permits Claim, Done {
+
+	}
+
+	private record Claim(String token, Instant leaseExpiresAt) implements Entry {
+	}
+
+	private record Done(String key, StoredRecord record, Instant expiresAt, long size, long sequence) implements Entry {
+
+		@Override
+		public boolean equals(Object other) {
+			return this == other;
+		}
+
+		@Override
+		public int hashCode() {
+			return Long.hashCode(this.sequence);
+		}
+
+	}
+
+}

@@ -1,0 +1,318 @@
+package dev.idempo.web;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.Charset;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Predicate;
+
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpServletResponseWrapper;
+import org.jspecify.annotations.Nullable;
+
+import dev.idempo.core.CapturedResponse;
+
+/**
+ * Keeps the body bytes of a protected response exactly as the application writes them, so
+ * they can be stored before anything reaches the client (a client that retries after
+ * reading the first response then always finds the record).
+ * <p>
+ * It passes everything straight through until {@link #startCapture(long)} is called by
+ * the interceptor for a request that claimed a key. While capturing, body bytes and
+ * flushes are held back; status and headers go to the wrapped response as usual. If the
+ * body outgrows the limit, what was held is written out and the rest streams through:
+ * {@link #isOverflowed()} then tells that the response cannot be stored.
+ *
+ * @author idempo
+ */
+public class CapturingResponse extends HttpServletResponseWrapper {
+
+	private boolean capturing;
+
+	private long limit;
+
+	private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+
+	private boolean overflowed;
+
+	private boolean errorSent;
+
+	private @Nullable ServletOutputStream outputStream;
+
+	private @Nullable PrintWriter writer;
+
+	/**
+	 * Wraps a response.
+	 * @param response the response
+	 */
+	public CapturingResponse(HttpServletResponse response) {
+		super(response);
+	}
+
+	/**
+	 * Starts holding back body bytes, up to {@code limit} bytes.
+	 * @param limit the largest body that can be captured
+	 */
+	public void startCapture(long limit) {
+		if (this.outputStream == null && this.writer == null && !isCommitted()) {
+			this.capturing = true;
+			this.limit = limit;
+		}
+	}
+
+	/**
+	 * Whether body bytes are being held back.
+	 * @return whether capturing
+	 */
+	public boolean isCapturing() {
+		return this.capturing;
+	}
+
+	/**
+	 * Whether the body outgrew the limit (or was known to before it was written).
+	 * @return whether the body is too large to store
+	 */
+	public boolean isOverflowed() {
+		return this.overflowed;
+	}
+
+	/**
+	 * Whether the application called {@code sendError}: the container renders the body
+	 * later, outside of this request's filter chain.
+	 * @return whether an error was sent
+	 */
+	public boolean isErrorSent() {
+		return this.errorSent;
+	}
+
+	/**
+	 * Gives up capturing because the body is known to be too large before it is written.
+	 * @throws IOException if writing what was held fails
+	 */
+	public void overflow() throws IOException {
+		if (this.capturing) {
+			this.overflowed = true;
+			passThrough();
+		}
+	}
+
+	/**
+	 * The response as captured so far, with the replayable headers.
+	 * @param replayable which headers to keep
+	 * @return the captured response
+	 */
+	public CapturedResponse captured(Predicate<String> replayable) {
+		flushWriter();
+		HttpServletResponse response = (HttpServletResponse) getResponse();
+		Map<String, List<String>> headers = new LinkedHashMap<>();
+		String contentType = response.getContentType();
+		if (contentType != null) {
+			headers.put("Content-Type", List.of(contentType));
+		}
+		for (String name : response.getHeaderNames()) {
+			if (name.equalsIgnoreCase("Content-Type") || !replayable.test(name) || containsIgnoreCase(headers, name)) {
+				continue;
+			}
+			headers.put(name, List.copyOf(response.getHeaders(name)));
+		}
+		return new CapturedResponse(response.getStatus(), headers, this.buffer.toByteArray());
+	}
+
+	/**
+	 * Writes the held-back body to the client and stops capturing.
+	 * @throws IOException if writing fails
+	 */
+	public void flushToClient() throws IOException {
+		flushWriter();
+		if (this.capturing) {
+			this.capturing = false;
+			if (this.buffer.size() > 0 && !isCommitted() && !containsHeader("Content-Length")) {
+				getResponse().setContentLength(this.buffer.size());
+			}
+			writeBuffer();
+		}
+	}
+
+	/**
+	 * Throws away the held-back body (the request failed with an exception and the
+	 * container will render an error instead).
+	 */
+	public void discard() {
+		this.buffer.reset();
+		this.capturing = false;
+	}
+
+	@Override
+	public ServletOutputStream getOutputStream() throws IOException {
+		if (this.writer != null) {
+			throw new IllegalStateException("getWriter() has already been called on this response");
+		}
+		if (this.outputStream == null) {
+			this.outputStream = this.capturing ? new CapturingOutputStream() : super.getOutputStream();
+		}
+		return this.outputStream;
+	}
+
+	@Override
+	public PrintWriter getWriter() throws IOException {
+		if (this.outputStream != null && this.writer == null) {
+			throw new IllegalStateException("getOutputStream() has already been called on this response");
+		}
+		if (this.writer == null) {
+			if (this.capturing) {
+				String encoding = getCharacterEncoding();
+				Charset charset = Charset.forName((encoding != null) ? encoding : "ISO-8859-1");
+				this.outputStream = new CapturingOutputStream();
+				this.writer = new PrintWriter(new OutputStreamWriter(this.outputStream, charset));
+			}
+			else {
+				this.writer = super.getWriter();
+			}
+		}
+		return this.writer;
+	}
+
+	@Override
+	public void flushBuffer() throws IOException {
+		if (!this.capturing) {
+			super.flushBuffer();
+		}
+	}
+
+	@Override
+	public void resetBuffer() {
+		super.resetBuffer();
+		this.buffer.reset();
+	}
+
+	@Override
+	public void reset() {
+		super.reset();
+		this.buffer.reset();
+	}
+
+	@Override
+	public void setBufferSize(int size) {
+		if (!this.capturing) {
+			super.setBufferSize(size);
+		}
+	}
+
+	@Override
+	public void sendError(int sc) throws IOException {
+		prepareForError();
+		super.sendError(sc);
+	}
+
+	@Override
+	public void sendError(int sc, String msg) throws IOException {
+		prepareForError();
+		super.sendError(sc, msg);
+	}
+
+	@Override
+	public void sendRedirect(String location) throws IOException {
+		this.buffer.reset();
+		this.capturing = false;
+		super.sendRedirect(location);
+	}
+
+	@Override
+	public void sendRedirect(String location, int sc, boolean clearBuffer) throws IOException {
+		this.buffer.reset();
+		this.capturing = false;
+		super.sendRedirect(location, sc, clearBuffer);
+	}
+
+	private void prepareForError() {
+		this.errorSent = true;
+		this.buffer.reset();
+		this.capturing = false;
+	}
+
+	private void flushWriter() {
+		if (this.writer != null) {
+			this.writer.flush();
+		}
+	}
+
+	private void passThrough() throws IOException {
+		this.capturing = false;
+		writeBuffer();
+	}
+
+	private void writeBuffer() throws IOException {
+		if (this.buffer.size() > 0) {
+			ServletOutputStream out = getResponse().getOutputStream();
+			this.buffer.writeTo(out);
+			this.buffer.reset();
+		}
+	}
+
+	private static boolean containsIgnoreCase(Map<String, ?> map, String name) {
+		String lower = name.toLowerCase(Locale.ROOT);
+		return map.keySet().stream().anyMatch((key) -> key.toLowerCase(Locale.ROOT).equals(lower));
+	}
+
+	private final class CapturingOutputStream extends ServletOutputStream {
+
+		@Override
+		public void write(int b) throws IOException {
+			write(new byte[] { (byte) b }, 0, 1);
+		}
+
+		@Override
+		public void write(byte[] b, int off, int len) throws IOException {
+			CapturingResponse response = CapturingResponse.this;
+			if (response.capturing && response.buffer.size() + (long) len > response.limit) {
+				response.overflowed = true;
+				response.passThrough();
+			}
+			if (response.capturing) {
+				response.buffer.write(b, off, len);
+			}
+			else {
+				response.getResponse().getOutputStream().write(b, off, len);
+			}
+		}
+
+		@Override
+		public void flush() throws IOException {
+			if (!CapturingResponse.this.capturing) {
+				CapturingResponse.this.getResponse().getOutputStream().flush();
+			}
+		}
+
+		@Override
+		public void close() throws IOException {
+			if (!CapturingResponse.this.capturing) {
+				CapturingResponse.this.getResponse().getOutputStream().close();
+			}
+		}
+
+		@Override
+		public boolean isReady() {
+			return true;
+		}
+
+		@Override
+		public void setWriteListener(WriteListener listener) {
+			try {
+				CapturingResponse.this.getResponse().getOutputStream().setWriteListener(listener);
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,321 @@
+package dev.idempo.web;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.Part;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import dev.idempo.core.CallerScopeResolver;
+import dev.idempo.core.CapturedResponse;
+import dev.idempo.core.IdempotencyKeyParser;
+import dev.idempo.core.IdempotencyListener;
+import dev.idempo.core.IdempotencyListener.NotStoredReason;
+import dev.idempo.core.IdempotencyListener.RequestOutcome;
+import dev.idempo.core.IdempotencyProblem;
+import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.InvalidIdempotencyKeyException;
+import dev.idempo.core.LeaseRenewer;
+import dev.idempo.core.ObservedLockingStore;
+import dev.idempo.core.RequestFingerprint;
+import dev.idempo.core.ResponseEnvelope;
+import dev.idempo.store.ClaimResult;
+import dev.idempo.store.LockingStore;
+import dev.idempo.store.StoredRecord;
+
+import org.springframework.http.MediaType;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.AsyncHandlerInterceptor;
+import org.springframework.web.util.WebUtils;
+
+/**
+ * The heart of the request flow: for a protected request it parses the key, fingerprints
+ * the request, claims the key and then lets the handler run, replays the stored response,
+ * or answers with a problem. Runs after every other interceptor, so that requests they
+ * reject never claim a key. Storing the response is left to {@link IdempotencyFilter},
+ * which sees the bytes as written.
+ *
+ * @author idempo
+ */
+public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
+
+	/** The header added to replayed responses. */
+	public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+
+	private static final Log logger = LogFactory.getLog(IdempotencyInterceptor.class);
+
+	private static final Set<String> PROTECTED_METHODS = Set.of("POST", "PUT", "PATCH", "DELETE");
+
+	private final LockingStore store;
+
+	private final IdempotentHandlers handlers;
+
+	private final CallerScopeResolver callerScopeResolver;
+
+	private final IdempotencyListener listener;
+
+	private final IdempotencySettings settings;
+
+	private final LeaseRenewer leaseRenewer;
+
+	/**
+	 * Creates an interceptor.
+	 * @param store the store
+	 * @param handlers the handler policies
+	 * @param callerScopeResolver the caller scope resolver
+	 * @param listener the listener for metrics
+	 * @param settings the settings
+	 * @param leaseRenewer renews leases on stores whose claims expire
+	 */
+	public IdempotencyInterceptor(LockingStore store, IdempotentHandlers handlers,
+			CallerScopeResolver callerScopeResolver, IdempotencyListener listener, IdempotencySettings settings,
+			LeaseRenewer leaseRenewer) {
+		this.listener = listener;
+		this.store = new ObservedLockingStore(store, listener);
+		this.handlers = handlers;
+		this.callerScopeResolver = callerScopeResolver;
+		this.settings = settings;
+		this.leaseRenewer = leaseRenewer;
+	}
+
+	static boolean isProtectedMethod(String method) {
+		return PROTECTED_METHODS.contains(method);
+	}
+
+	@Override
+	public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler)
+			throws Exception {
+		if (!(handler instanceof HandlerMethod handlerMethod) || request.getDispatcherType() != DispatcherType.REQUEST
+				|| !isProtectedMethod(request.getMethod()) || IdempotentExecution.of(request) != null) {
+			return true;
+		}
+		IdempotentHandlers.Policy policy = this.handlers.policy(handlerMethod);
+		if (policy == null) {
+			return true;
+		}
+		String key;
+		try {
+			key = IdempotencyKeyParser.parse(keyHeaders(request));
+		}
+		catch (InvalidIdempotencyKeyException ex) {
+			return reject(request, response, RequestOutcome.INVALID_KEY, IdempotencyProblem.INVALID_KEY,
+					ex.getMessage() + ".", null);
+		}
+		if (key == null) {
+			if (policy.required() || this.settings.keyRequired()) {
+				return reject(request, response, RequestOutcome.MISSING_KEY, IdempotencyProblem.MISSING_KEY,
+						"This endpoint requires an " + this.settings.keyHeader() + " header.", null);
+			}
+			return true;
+		}
+		BufferedBodyRequest bodyRequest = WebUtils.getNativeRequest(request, BufferedBodyRequest.class);
+		CapturingResponse capture = WebUtils.getNativeResponse(response, CapturingResponse.class);
+		if (bodyRequest == null || capture == null) {
+			throw new IllegalStateException(
+					"An @Idempotent handler was reached without idempo's " + IdempotencyFilter.class.getSimpleName()
+							+ "; register it (auto-configuration does) " + "or include it in MockMvc");
+		}
+		String storageKey = RequestFingerprint.storageKey(this.callerScopeResolver.resolve(request), key);
+		String fingerprint = fingerprint(request, bodyRequest);
+		ClaimResult claim;
+		try {
+			claim = claim(storageKey);
+		}
+		catch (RuntimeException ex) {
+			return storeFailed(request, response, ex);
+		}
+		if (claim instanceof ClaimResult.Completed completed) {
+			return replay(request, response, completed.record(), fingerprint);
+		}
+		if (claim instanceof ClaimResult.InProgress) {
+			return reject(request, response, RequestOutcome.CONFLICT, IdempotencyProblem.IN_PROGRESS,
+					"A request with the same idempotency key is still being processed; retry later.",
+					this.settings.conflictRetryAfter());
+		}
+		ClaimResult.Acquired acquired = (ClaimResult.Acquired) claim;
+		NotStoredReason preset = !policy.cacheResponse() ? NotStoredReason.DISABLED
+				: policy.streaming() ? NotStoredReason.STREAMING : NotStoredReason.NONE;
+		IdempotentExecution execution = new IdempotentExecution(this.store, this.listener, this.settings,
+				acquired.lease(), fingerprint, policy.ttl(), preset);
+		request.setAttribute(IdempotentExecution.ATTRIBUTE, execution);
+		if (preset == NotStoredReason.NONE) {
+			capture.startCapture(this.settings.maxResponseSize());
+		}
+		if (this.store.leaseExpires()) {
+			execution.renewWith(this.leaseRenewer.renew(this.store, acquired.lease(), this.settings.lockTtl(),
+					execution::markLeaseLost));
+		}
+		this.listener.onRequest(RequestOutcome.EXECUTED);
+		return true;
+	}
+
+	private List<String> keyHeaders(HttpServletRequest request) {
+		List<String> values = new ArrayList<>(1);
+		values.addAll(Collections.list(request.getHeaders(this.settings.keyHeader())));
+		for (String alias : this.settings.keyHeaderAliases()) {
+			if (!alias.equalsIgnoreCase(this.settings.keyHeader())) {
+				values.addAll(Collections.list(request.getHeaders(alias)));
+			}
+		}
+		return values;
+	}
+
+	private ClaimResult claim(String storageKey) {
+		Duration wait = this.settings.conflictWaitTimeout();
+		long deadline = System.nanoTime() + wait.toNanos();
+		long pauseMillis = 10;
+		while (true) {
+			ClaimResult claim = this.store.claim(storageKey, this.settings.lockTtl());
+			long remainingMillis = (deadline - System.nanoTime()) / 1_000_000;
+			if (!(claim instanceof ClaimResult.InProgress) || remainingMillis <= 0) {
+				return claim;
+			}
+			try {
+				Thread.sleep(Math.min(pauseMillis, remainingMillis));
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return claim;
+			}
+			pauseMillis = Math.min(pauseMillis * 2, 200);
+		}
+	}
+
+	private boolean replay(HttpServletRequest request, HttpServletResponse response, StoredRecord record,
+			String fingerprint) throws IOException {
+		if (!record.fingerprint().equals(fingerprint)) {
+			return reject(request, response, RequestOutcome.MISMATCH, IdempotencyProblem.KEY_REUSED,
+					"This idempotency key was already used with a different request "
+							+ "(method, path, query or body).",
+					null);
+		}
+		CapturedResponse stored;
+		try {
+			stored = ResponseEnvelope.decode(record.response());
+		}
+		catch (IllegalArgumentException ex) {
+			return storeFailed(request, response, ex);
+		}
+		response.setStatus(stored.status());
+		stored.headers().forEach((name, values) -> {
+			if (name.equalsIgnoreCase("Content-Type")) {
+				response.setContentType(values.get(0));
+			}
+			else if (this.settings.isReplayable(name) && !values.isEmpty()) {
+				response.setHeader(name, values.get(0));
+				values.stream().skip(1).forEach((value) -> response.addHeader(name, value));
+			}
+		});
+		response.setHeader(REPLAYED_HEADER, "true");
+		response.setContentLength(stored.body().length);
+		if (stored.body().length > 0) {
+			response.getOutputStream().write(stored.body());
+		}
+		this.listener.onRequest(RequestOutcome.REPLAYED);
+		return false;
+	}
+
+	private boolean storeFailed(HttpServletRequest request, HttpServletResponse response, Exception ex)
+			throws IOException {
+		if (this.settings.failOpen()) {
+			logger.warn("Idempotency store failed; running the handler unprotected (fail-open)", ex);
+			this.listener.onRequest(RequestOutcome.UNPROTECTED);
+			return true;
+		}
+		logger.warn("Idempotency store failed; refusing the request (fail-closed)", ex);
+		return reject(request, response, RequestOutcome.STORE_ERROR, IdempotencyProblem.STORE_UNAVAILABLE,
+				"The idempotency store is unavailable; the request was not processed. Retry later.",
+				this.settings.storeFailureRetryAfter());
+	}
+
+	private boolean reject(HttpServletRequest request, HttpServletResponse response, RequestOutcome outcome,
+			IdempotencyProblem problem, String detail, @Nullable Duration retryAfter) throws IOException {
+		ProblemResponses.write(request, response, problem, detail, retryAfter);
+		this.listener.onRequest(outcome);
+		return false;
+	}
+
+	/**
+	 * Fingerprints the body as the handler will see it. Form and multipart bodies are
+	 * read by the container itself (often before any interceptor runs), so their parsed
+	 * parameters and parts stand in for the raw bytes.
+	 */
+	private static String fingerprint(HttpServletRequest request, BufferedBodyRequest bodyRequest) throws IOException {
+		String contentType = request.getContentType();
+		byte[] body;
+		if (contentType != null && isForm(contentType)) {
+			body = canonicalForm(request);
+		}
+		else {
+			body = bodyRequest.body();
+		}
+		return RequestFingerprint.of(request.getMethod(), request.getRequestURI(), request.getQueryString(), body);
+	}
+
+	private static boolean isForm(String contentType) {
+		String type = contentType.toLowerCase(Locale.ROOT);
+		return type.startsWith(MediaType.APPLICATION_FORM_URLENCODED_VALUE) || type.startsWith("multipart/");
+	}
+
+	private static byte[] canonicalForm(HttpServletRequest request) throws IOException {
+		ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+		DataOutputStream out = new DataOutputStream(bytes);
+		for (Map.Entry<String, String[]> parameter : new TreeMap<>(request.getParameterMap()).entrySet()) {
+			out.writeUTF("p");
+			out.writeUTF(parameter.getKey());
+			for (String value : parameter.getValue()) {
+				out.writeInt(value.length());
+				out.writeChars(value);
+			}
+		}
+		if (request.getContentType().toLowerCase(Locale.ROOT).startsWith("multipart/")) {
+			try {
+				for (Part part : request.getParts()) {
+					out.writeUTF("f");
+					out.writeUTF(part.getName());
+					out.writeUTF(String.valueOf(part.getSubmittedFileName()));
+					out.writeUTF(String.valueOf(part.getContentType()));
+					out.write(digest(part));
+				}
+			}
+			catch (jakarta.servlet.ServletException ex) {
+				throw new IOException("Could not read multipart request for its fingerprint", ex);
+			}
+		}
+		out.flush();
+		return bytes.toByteArray();
+	}
+
+	private static byte[] digest(Part part) throws IOException {
+		try (InputStream in = part.getInputStream()) {
+			MessageDigest digest = MessageDigest.getInstance("SHA-256");
+			byte[] buffer = new byte[8192];
+			int count;
+			while ((count = in.read(buffer)) != -1) {
+				digest.update(buffer, 0, count);
+			}
+			return digest.digest();
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}
