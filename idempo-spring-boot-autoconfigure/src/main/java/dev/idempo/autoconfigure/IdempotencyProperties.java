@@ -251,6 +251,10 @@ public class IdempotencyProperties {
 
 		private final Memory memory = new Memory();
 
+		private final Redis redis = new Redis();
+
+		private final Jdbc jdbc = new Jdbc();
+
 		public StoreType getType() {
 			return this.type;
 		}
@@ -261,6 +265,28 @@ public class IdempotencyProperties {
 
 		public Memory getMemory() {
 			return this.memory;
+		}
+
+		public Redis getRedis() {
+			return this.redis;
+		}
+
+		public Jdbc getJdbc() {
+			return this.jdbc;
+		}
+
+		/**
+		 * Redis store settings.
+		 */
+		public static class Redis {
+
+		}
+
+		/**
+		 * PostgreSQL and MySQL/MariaDB store settings.
+		 */
+		public static class Jdbc {
+
 		}
 
 		/**

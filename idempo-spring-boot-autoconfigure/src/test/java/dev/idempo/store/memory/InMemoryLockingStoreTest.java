@@ -1,0 +1,106 @@
+package dev.idempo.store.memory;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+
+import org.junit.jupiter.api.Test;
+
+import dev.idempo.store.ClaimResult;
+import dev.idempo.store.Lease;
+import dev.idempo.store.LockingStore;
+import dev.idempo.store.LockingStoreContractTest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The contract, plus the memory store's own bounds.
+ *
+ * @author idempo
+ */
+class InMemoryLockingStoreTest extends LockingStoreContractTest {
+
+	private final MutableClock clock = new MutableClock();
+
+	@Override
+	protected LockingStore createStore() {
+		return new InMemoryLockingStore(this.clock, 10_000, 64L * 1024 * 1024);
+	}
+
+	@Override
+	protected void breakLease(Lease lease) {
+		this.clock.advance(LOCK_TTL.plusSeconds(1));
+	}
+
+	@Override
+	protected void elapse(Duration duration) {
+		this.clock.advance(duration);
+	}
+
+	@Test
+	void evictsOldestRecordsBeyondMaxEntries() {
+		InMemoryLockingStore store = new InMemoryLockingStore(this.clock, 3, 1024 * 1024);
+		String[] keys = { newKey(), newKey(), newKey(), newKey() };
+		for (String key : keys) {
+			Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+			assertThat(store.complete(lease, record(key), TTL)).isTrue();
+		}
+		assertThat(store.size()).isEqualTo(3);
+		assertThat(store.claim(keys[0], LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store.claim(keys[3], LOCK_TTL)).isInstanceOf(ClaimResult.Completed.class);
+	}
+
+	@Test
+	void evictsOldestRecordsBeyondMaxBytes() {
+		InMemoryLockingStore store = new InMemoryLockingStore(this.clock, 1000, 3000);
+		String[] keys = { newKey(), newKey(), newKey() };
+		for (String key : keys) {
+			Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+			assertThat(store.complete(lease, new dev.idempo.store.StoredRecord("fp", new byte[1200]), TTL)).isTrue();
+		}
+		assertThat(store.sizeInBytes()).isLessThanOrEqualTo(3000);
+		assertThat(store.claim(keys[0], LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store.claim(keys[2], LOCK_TTL)).isInstanceOf(ClaimResult.Completed.class);
+	}
+
+	@Test
+	void expiredRecordsStopCountingOnceReplaced() {
+		InMemoryLockingStore store = new InMemoryLockingStore(this.clock, 10, 1024 * 1024);
+		String key = newKey();
+		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+		store.complete(lease, record("x"), Duration.ofSeconds(1));
+		assertThat(store.size()).isEqualTo(1);
+		this.clock.advance(Duration.ofSeconds(2));
+		assertThat(store.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store.size()).isZero();
+		assertThat(store.sizeInBytes()).isZero();
+	}
+
+	static final class MutableClock extends Clock {
+
+		private volatile Instant now = Instant.parse("2026-01-01T00:00:00Z");
+
+		void advance(Duration duration) {
+			this.now = this.now.plus(duration);
+		}
+
+		@Override
+		public ZoneId getZone() {
+			return ZoneOffset.UTC;
+		}
+
+		@Override
+		public Clock withZone(ZoneId zone) {
+			return this;
+		}
+
+		@Override
+		public Instant instant() {
+			return this.now;
+		}
+
+	}
+
+}
