@@ -30,7 +30,7 @@ class IdempotencyKeyParserTest {
 
 	@ParameterizedTest(name = "[{0}]")
 	@ValueSource(strings = { "", "   ", "\"\"", "\"abc", "\"abc\\\"", "\"a\\qb\"", "\"abc\"x", "\"abc\" \"def\"",
-			"caf\u00e9", "\"caf\u00e9\"", "a\u0001b", "\"a\tb\"", "\u00ff" })
+			"caf\u00e9", "\"caf\u00e9\"", "a\u0001b", "\"a\tb\"", "\u00ff", "bad\"key", "abc\"" })
 	void rejectsBadKeys(String header) {
 		assertThatExceptionOfType(InvalidIdempotencyKeyException.class)
 			.isThrownBy(() -> IdempotencyKeyParser.parse(header));
