@@ -17,6 +17,7 @@ import dev.idempo.store.LockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;
 import dev.idempo.web.IdempotencyFilter;
 import dev.idempo.web.IdempotencyInterceptor;
+import dev.idempo.web.IdempotencyRequestListener;
 import dev.idempo.web.IdempotencyResponseBodyAdvice;
 import dev.idempo.web.IdempotentHandlers;
 
@@ -32,6 +33,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.boot.web.servlet.ServletListenerRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -123,9 +125,14 @@ public final class IdempotencyAutoConfiguration {
 	FilterRegistrationBean<IdempotencyFilter> idempotencyFilterRegistration(IdempotencyProperties properties) {
 		FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(new IdempotencyFilter());
 		registration.setOrder(properties.getFilterOrder());
-		registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC);
+		registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC, DispatcherType.ERROR);
 		registration.setAsyncSupported(true);
 		return registration;
+	}
+
+	@Bean
+	ServletListenerRegistrationBean<IdempotencyRequestListener> idempotencyRequestListener() {
+		return new ServletListenerRegistrationBean<>(new IdempotencyRequestListener());
 	}
 
 	@Bean

@@ -2,6 +2,7 @@ package dev.idempo.web;
 
 import java.io.IOException;
 
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -25,7 +26,9 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	@Override
 	protected boolean shouldNotFilter(HttpServletRequest request) {
-		return !IdempotencyInterceptor.isProtectedMethod(request.getMethod());
+		// error dispatches report GET whatever the original method was
+		return request.getDispatcherType() != DispatcherType.ERROR
+				&& !IdempotencyInterceptor.isProtectedMethod(request.getMethod());
 	}
 
 	@Override
@@ -34,8 +37,17 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	}
 
 	@Override
+	protected boolean shouldNotFilterErrorDispatch() {
+		return false;
+	}
+
+	@Override
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
+		if (request.getDispatcherType() == DispatcherType.ERROR) {
+			filterErrorDispatch(request, response, chain);
+			return;
+		}
 		CapturingResponse capture = WebUtils.getNativeResponse(response, CapturingResponse.class);
 		HttpServletRequest wrappedRequest = request;
 		HttpServletResponse wrappedResponse = response;
@@ -65,8 +77,39 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			return;
 		}
 		if (execution != null) {
-			execution.finish(capture, null);
+			if (capture.isErrorSent()) {
+				execution.awaitErrorPage();
+			}
+			else {
+				execution.finish(capture, null);
+			}
 		}
+		capture.flushToClient();
+	}
+
+	/**
+	 * After {@code sendError} the container renders the response in an error dispatch:
+	 * capture that one instead. If none follows, {@link IdempotencyRequestListener}
+	 * releases the key when the request ends.
+	 */
+	private void filterErrorDispatch(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+			throws ServletException, IOException {
+		IdempotentExecution execution = IdempotentExecution.of(request);
+		if (execution == null || !execution.isAwaitingErrorPage()) {
+			chain.doFilter(request, response);
+			return;
+		}
+		CapturingResponse capture = new CapturingResponse(response);
+		capture.startCapture(execution.maxResponseSize());
+		try {
+			chain.doFilter(request, capture);
+		}
+		catch (IOException | ServletException | RuntimeException | Error ex) {
+			capture.discard();
+			execution.finish(null, ex);
+			throw ex;
+		}
+		execution.finish(capture, null);
 		capture.flushToClient();
 	}
 

@@ -52,6 +52,8 @@ final class IdempotentExecution {
 
 	private volatile boolean leaseLost;
 
+	private volatile boolean awaitingErrorPage;
+
 	private volatile @Nullable ScheduledFuture<?> renewal;
 
 	IdempotentExecution(LockingStore store, IdempotencyListener listener, IdempotencySettings settings, Lease lease,
@@ -84,6 +86,32 @@ final class IdempotentExecution {
 		this.leaseLost = true;
 	}
 
+	/**
+	 * The handler called {@code sendError}: the container renders the body in an error
+	 * dispatch, which {@link IdempotencyFilter} captures and stores.
+	 */
+	void awaitErrorPage() {
+		this.awaitingErrorPage = true;
+	}
+
+	boolean isAwaitingErrorPage() {
+		return this.awaitingErrorPage && !this.finished.get();
+	}
+
+	long maxResponseSize() {
+		return this.settings.maxResponseSize();
+	}
+
+	/**
+	 * Releases the key if the request ended without being finished (no error dispatch
+	 * followed {@code sendError}, or the container gave up on an asynchronous request).
+	 */
+	void abandon() {
+		if (!this.finished.get()) {
+			end(null, this.awaitingErrorPage ? NotStoredReason.ERROR_PAGE : NotStoredReason.EXCEPTION);
+		}
+	}
+
 	AsyncListener asyncListener() {
 		return new AsyncListener() {
 
@@ -92,7 +120,7 @@ final class IdempotentExecution {
 				// normally finished by the filter on the last async dispatch; this
 				// catches
 				// requests that ended without one (client gone, container error)
-				finish(null, new IllegalStateException("Asynchronous request ended without a final dispatch"));
+				abandon();
 			}
 
 			@Override
@@ -117,6 +145,10 @@ final class IdempotentExecution {
 	 * @param failure the exception that escaped the handler, if any
 	 */
 	void finish(@Nullable CapturingResponse response, @Nullable Throwable failure) {
+		end(response, (failure != null || response == null) ? NotStoredReason.EXCEPTION : NotStoredReason.NONE);
+	}
+
+	private void end(@Nullable CapturingResponse response, NotStoredReason failureReason) {
 		if (!this.finished.compareAndSet(false, true)) {
 			return;
 		}
@@ -124,7 +156,7 @@ final class IdempotentExecution {
 		if (renewal != null) {
 			renewal.cancel(false);
 		}
-		NotStoredReason reason = notStoredReason(response, failure);
+		NotStoredReason reason = (failureReason != NotStoredReason.NONE) ? failureReason : notStoredReason(response);
 		if (reason != NotStoredReason.NONE) {
 			release(reason);
 			return;
@@ -152,10 +184,7 @@ final class IdempotentExecution {
 		}
 	}
 
-	private NotStoredReason notStoredReason(@Nullable CapturingResponse response, @Nullable Throwable failure) {
-		if (failure != null || response == null) {
-			return NotStoredReason.EXCEPTION;
-		}
+	private NotStoredReason notStoredReason(CapturingResponse response) {
 		if (this.presetReason != NotStoredReason.NONE) {
 			return this.presetReason;
 		}

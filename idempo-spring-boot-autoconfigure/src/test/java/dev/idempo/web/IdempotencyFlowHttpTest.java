@@ -322,12 +322,26 @@ class IdempotencyFlowHttpTest {
 	}
 
 	@Test
-	void responseStatusExceptionRenderedByTheContainerIsNotStored() {
+	void errorPageRenderedByTheContainerAfterSendErrorIsStoredAndReplayed() {
 		String key = TestHttp.newKey();
 		int before = this.executions.count("response-status-exception");
-		assertThat(this.http.postWithKey("/t/response-status-exception", key, "{}").statusCode()).isEqualTo(404);
-		assertThat(this.http.postWithKey("/t/response-status-exception", key, "{}").statusCode()).isEqualTo(404);
-		assertThat(this.executions.count("response-status-exception")).isEqualTo(before + 2);
+		HttpResponse<byte[]> first = this.http.postWithKey("/t/response-status-exception", key, "{}");
+		HttpResponse<byte[]> replay = this.http.postWithKey("/t/response-status-exception", key, "{}");
+		assertThat(first.statusCode()).isEqualTo(404);
+		assertThat(TestHttp.text(first)).contains("/t/response-status-exception");
+		assertThat(replay.statusCode()).isEqualTo(404);
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(replay.body()).isEqualTo(first.body());
+		assertThat(this.executions.count("response-status-exception")).isEqualTo(before + 1);
+	}
+
+	@Test
+	void serverErrorRenderedByTheContainerIsNotStored() {
+		String key = TestHttp.newKey();
+		int before = this.executions.count("send-error-500");
+		assertThat(this.http.postWithKey("/t/send-error-500", key, "{}").statusCode()).isEqualTo(500);
+		assertThat(this.http.postWithKey("/t/send-error-500", key, "{}").statusCode()).isEqualTo(500);
+		assertThat(this.executions.count("send-error-500")).isEqualTo(before + 2);
 	}
 
 	@Test

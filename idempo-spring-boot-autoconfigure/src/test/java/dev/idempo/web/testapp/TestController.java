@@ -123,6 +123,13 @@ public class TestController {
 		throw new ResponseStatusException(HttpStatus.NOT_FOUND, "no such thing");
 	}
 
+	@PostMapping("/send-error-500")
+	@Idempotent
+	void sendError500(HttpServletResponse response) throws IOException {
+		this.executions.increment("send-error-500");
+		response.sendError(500, "storage offline");
+	}
+
 	@PostMapping("/callable")
 	@Idempotent
 	Callable<Order> callable() {
