@@ -131,7 +131,7 @@ public interface IdempotencyListener {
 		EXCEPTION,
 
 		/**
-		 * The response went through {@code sendError}, rendered by the container later.
+		 * {@code sendError} was called and no error page followed that could be stored.
 		 */
 		ERROR_PAGE;
 
