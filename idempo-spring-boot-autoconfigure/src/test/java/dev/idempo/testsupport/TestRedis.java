@@ -266,17 +266,25 @@ public final class TestRedis {
 		 * @return the connection factory
 		 */
 		public LettuceConnectionFactory createConnectionFactory() {
+			LettuceConnectionFactory factory = unstartedConnectionFactory();
+			factory.afterPropertiesSet();
+			factory.start();
+			return factory;
+		}
+
+		/**
+		 * A connection factory for the server that is yet to be initialized and started,
+		 * such as for a bean.
+		 * @return the connection factory
+		 */
+		public LettuceConnectionFactory unstartedConnectionFactory() {
 			RedisURI uri = RedisURI.create(this.url);
 			LettuceClientConfiguration.LettuceClientConfigurationBuilder client = LettuceClientConfiguration.builder()
 				.commandTimeout(Duration.ofSeconds(10));
 			if (uri.isSsl()) {
 				client.useSsl();
 			}
-			LettuceConnectionFactory factory = new LettuceConnectionFactory(
-					LettuceConnectionFactory.createRedisConfiguration(uri), client.build());
-			factory.afterPropertiesSet();
-			factory.start();
-			return factory;
+			return new LettuceConnectionFactory(LettuceConnectionFactory.createRedisConfiguration(uri), client.build());
 		}
 
 	}
