@@ -72,7 +72,8 @@ public final class IdempotencyAutoConfiguration {
 	LockingStore idempotencyUnavailableLockingStore(IdempotencyProperties properties) {
 		StoreType type = properties.getStore().getType();
 		if (type == StoreType.REDIS) {
-			// RedisStoreConfiguration creates the store whenever Spring Data Redis is present
+			// RedisStoreConfiguration creates the store whenever Spring Data Redis is
+			// present
 			throw new IdempotencyStoreUnavailableException(type,
 					"Spring Data Redis (org.springframework.data.redis.connection.RedisConnectionFactory) "
 							+ "is not on the classpath.",

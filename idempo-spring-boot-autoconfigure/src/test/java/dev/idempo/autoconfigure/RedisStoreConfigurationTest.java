@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.UUID;
 
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import dev.idempo.store.ClaimResult;
@@ -41,6 +42,11 @@ class RedisStoreConfigurationTest {
 	private final WebApplicationContextRunner contextRunner = new WebApplicationContextRunner()
 		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, IdempotencyAutoConfiguration.class))
 		.withPropertyValues("idempo.store.redis.key-prefix=" + this.keyPrefix);
+
+	@AfterEach
+	void deleteKeys() {
+		TestRedis.server().deleteKeys(this.keyPrefix);
+	}
 
 	@Test
 	void redisStoreUsesTheApplicationsConnectionFactoryAndKeyPrefix() {

@@ -6,6 +6,8 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.function.Supplier;
 
@@ -18,8 +20,11 @@ import org.jspecify.annotations.Nullable;
 import redis.embedded.RedisExecProvider;
 import redis.embedded.RedisServer;
 
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.Cursor;
+import org.springframework.data.redis.core.ScanOptions;
 
 /**
  * The real Redis server that tests run against, resolved once per test JVM:
@@ -270,6 +275,40 @@ public final class TestRedis {
 			factory.afterPropertiesSet();
 			factory.start();
 			return factory;
+		}
+
+		/**
+		 * Deletes every key that starts with {@code prefix}, so that tests leave a shared
+		 * server as they found it.
+		 * @param prefix a key prefix without glob characters
+		 */
+		public void deleteKeys(String prefix) {
+			if (!prefix.matches("[A-Za-z0-9:_-]+")) {
+				throw new IllegalArgumentException("Not a plain key prefix: " + prefix);
+			}
+			LettuceConnectionFactory factory = createConnectionFactory();
+			try (RedisConnection connection = factory.getConnection()) {
+				deleteKeys(connection, prefix);
+			}
+			finally {
+				factory.destroy();
+			}
+		}
+
+		/**
+		 * Deletes every key that starts with {@code prefix}, through {@code connection}.
+		 * @param connection a connection to the server
+		 * @param prefix a key prefix without glob characters
+		 */
+		public static void deleteKeys(RedisConnection connection, String prefix) {
+			List<byte[]> keys = new ArrayList<>();
+			try (Cursor<byte[]> cursor = connection.keyCommands()
+				.scan(ScanOptions.scanOptions().match(prefix + "*").count(1000).build())) {
+				cursor.forEachRemaining(keys::add);
+			}
+			if (!keys.isEmpty()) {
+				connection.keyCommands().del(keys.toArray(byte[][]::new));
+			}
 		}
 
 		/**

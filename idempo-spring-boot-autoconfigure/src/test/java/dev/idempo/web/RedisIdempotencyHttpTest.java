@@ -2,6 +2,7 @@ package dev.idempo.web;
 
 import java.util.UUID;
 
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 import dev.idempo.store.LockingStore;
@@ -23,11 +24,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestPropertySource(properties = "idempo.store.type=redis")
 class RedisIdempotencyHttpTest extends IdempotencyHttpContractTests {
 
+	private static final String KEY_PREFIX = "idempo-test:" + UUID.randomUUID().toString().replace("-", "") + ":";
+
 	@DynamicPropertySource
 	static void redisProperties(DynamicPropertyRegistry registry) {
 		registry.add("spring.data.redis.url", () -> TestRedis.server().url());
-		registry.add("idempo.store.redis.key-prefix",
-				() -> "idempo-test:" + UUID.randomUUID().toString().replace("-", "") + ":");
+		registry.add("idempo.store.redis.key-prefix", () -> KEY_PREFIX);
+	}
+
+	@AfterAll
+	static void deleteKeys() {
+		TestRedis.server().deleteKeys(KEY_PREFIX);
 	}
 
 	@Test

@@ -1,8 +1,6 @@
 package dev.idempo.store.redis;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.UUID;
 
 import org.jspecify.annotations.Nullable;
@@ -19,8 +17,6 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.Cursor;
-import org.springframework.data.redis.core.ScanOptions;
 
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
@@ -60,14 +56,7 @@ class RedisLockingStoreTest extends AbstractRedisLockingStoreTest {
 	@Override
 	protected void destroyStore(LockingStore store) {
 		try (RedisConnection connection = connectionFactory().getConnection()) {
-			List<byte[]> keys = new ArrayList<>();
-			try (Cursor<byte[]> cursor = connection.keyCommands()
-				.scan(ScanOptions.scanOptions().match(keyPrefix() + "*").count(1000).build())) {
-				cursor.forEachRemaining(keys::add);
-			}
-			if (!keys.isEmpty()) {
-				connection.keyCommands().del(keys.toArray(byte[][]::new));
-			}
+			TestRedis.Server.deleteKeys(connection, keyPrefix());
 		}
 	}
 
