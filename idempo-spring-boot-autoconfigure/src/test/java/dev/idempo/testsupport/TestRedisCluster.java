@@ -197,7 +197,7 @@ public final class TestRedisCluster implements AutoCloseable {
 			await("node on port " + port + " to answer PING", () -> {
 				if (!process.isAlive()) {
 					throw new IllegalStateException("redis-server on port " + port + " exited with "
-							+ process.exitValue() + "; it may have lost a race for its port");
+							+ process.exitValue() + " (its log follows)");
 				}
 				return node.ping();
 			});
