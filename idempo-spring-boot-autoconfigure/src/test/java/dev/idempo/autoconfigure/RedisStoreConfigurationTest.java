@@ -66,6 +66,12 @@ class RedisStoreConfigurationTest {
 	}
 
 	@Test
+	void defaultKeyPrefixIsTheStoresDefault() {
+		assertThat(new IdempotencyProperties().getStore().getRedis().getKeyPrefix())
+			.isEqualTo(RedisLockingStore.DEFAULT_KEY_PREFIX);
+	}
+
+	@Test
 	void memoryStoreStaysTheDefaultWithRedisOnTheClasspath() {
 		this.contextRunner.run((context) -> assertThat(context).hasSingleBean(LockingStore.class)
 			.getBean(LockingStore.class)

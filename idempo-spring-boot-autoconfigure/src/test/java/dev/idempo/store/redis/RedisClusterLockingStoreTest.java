@@ -83,29 +83,33 @@ class RedisClusterLockingStoreTest extends AbstractRedisLockingStoreTest {
 		int[] recordsPerNode = new int[nodes.size()];
 		for (int i = 0; i < 60; i++) {
 			String key = newKey();
-			int slot = SlotHash.getSlot(redisStore().lockKey(key));
+			String lockKey = redisStore().lockKey(key);
+			String recordKey = redisStore().recordKey(key);
 			Lease lease = acquire(key);
-			int lockHolder = holderOfTheOnlyKeyIn(slot, nodes);
+			int holderIndex = holderOf(SlotHash.getSlot(lockKey), nodes);
+			RedisCommands<String, String> holder = nodes.get(holderIndex);
+			assertThat(holder.exists(lockKey)).as("lock on its slot's node").isOne();
 			assertThat(store().complete(lease, record("spread"), TTL)).isTrue();
-			int recordHolder = holderOfTheOnlyKeyIn(slot, nodes);
-			assertThat(recordHolder).as("node of the record of key %s", key).isEqualTo(lockHolder);
-			recordsPerNode[recordHolder]++;
+			assertThat(holder.exists(recordKey)).as("record on the same node").isOne();
+			assertThat(holder.exists(lockKey)).as("lock deleted").isZero();
+			recordsPerNode[holderIndex]++;
 		}
 		assertThat(recordsPerNode).as("records per master").doesNotContain(0);
 	}
 
-	private static int holderOfTheOnlyKeyIn(int slot, List<RedisCommands<String, String>> nodes) {
+	/**
+	 * The one node that holds keys in {@code slot}: each node counts only its own keys,
+	 * and answers other keys' commands with MOVED.
+	 */
+	private static int holderOf(int slot, List<RedisCommands<String, String>> nodes) {
 		int holder = -1;
 		for (int node = 0; node < nodes.size(); node++) {
-			// each node counts only the keys it holds itself
-			long keys = nodes.get(node).clusterCountKeysInSlot(slot);
-			if (keys > 0) {
-				assertThat(holder).as("another node also holds slot %d", slot).isEqualTo(-1);
-				assertThat(keys).as("keys in slot %d", slot).isOne();
+			if (nodes.get(node).clusterCountKeysInSlot(slot) > 0) {
+				assertThat(holder).as("another node also holds keys in slot %d", slot).isEqualTo(-1);
 				holder = node;
 			}
 		}
-		assertThat(holder).as("node holding slot %d", slot).isNotNegative();
+		assertThat(holder).as("node holding keys in slot %d", slot).isNotNegative();
 		return holder;
 	}
 
