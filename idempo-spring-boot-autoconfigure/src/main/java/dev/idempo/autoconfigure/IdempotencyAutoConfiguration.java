@@ -57,7 +57,7 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 @ConditionalOnClass(DispatcherServlet.class)
 @ConditionalOnBooleanProperty(name = "idempo.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(IdempotencyProperties.class)
-@Import(IdempotencyAutoConfiguration.MemoryStoreConfiguration.class)
+@Import({ IdempotencyAutoConfiguration.MemoryStoreConfiguration.class, RedisStoreConfiguration.class })
 public final class IdempotencyAutoConfiguration {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyAutoConfiguration.class);
@@ -73,6 +73,15 @@ public final class IdempotencyAutoConfiguration {
 	@ConditionalOnMissingBean(LockingStore.class)
 	LockingStore idempotencyUnavailableLockingStore(IdempotencyProperties properties) {
 		StoreType type = properties.getStore().getType();
+		if (type == StoreType.REDIS) {
+			// RedisStoreConfiguration creates the store whenever Spring Data Redis is
+			// present
+			throw new IdempotencyStoreUnavailableException(type,
+					"Spring Data Redis (org.springframework.data.redis.connection.RedisConnectionFactory) "
+							+ "is not on the classpath.",
+					"Add org.springframework.boot:spring-boot-starter-data-redis to your dependencies and "
+							+ "configure spring.data.redis.*, or set idempo.store.type to another store.");
+		}
 		throw new IdempotencyStoreUnavailableException(type,
 				"the " + type.name().toLowerCase(java.util.Locale.ROOT)
 						+ " store is not available in this version of idempo.",

@@ -280,6 +280,21 @@ public class IdempotencyProperties {
 		 */
 		public static class Redis {
 
+			/**
+			 * Prefix of every Redis key the store writes. Keys are
+			 * "<prefix>{<digest>}:lock" and "<prefix>{<digest>}:record". Must not contain
+			 * '{' or '}'.
+			 */
+			private String keyPrefix = "idempo:";
+
+			public String getKeyPrefix() {
+				return this.keyPrefix;
+			}
+
+			public void setKeyPrefix(String keyPrefix) {
+				this.keyPrefix = keyPrefix;
+			}
+
 		}
 
 		/**
