@@ -55,6 +55,13 @@ public abstract class LockingStoreContractTest {
 	 * @param duration how much time passes
 	 */
 	protected void elapse(Duration duration) {
+		try {
+			Thread.sleep(duration.toMillis());
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	/**
