@@ -15,14 +15,17 @@ import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.LeaseRenewer;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;
+import dev.idempo.web.IdempotencyAsyncInterceptor;
 import dev.idempo.web.IdempotencyFilter;
 import dev.idempo.web.IdempotencyInterceptor;
 import dev.idempo.web.IdempotencyRequestListener;
 import dev.idempo.web.IdempotencyResponseBodyAdvice;
 import dev.idempo.web.IdempotentHandlers;
+import dev.idempo.web.StreamingReturnValueHandler;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.beans.factory.config.EmbeddedValueResolver;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -40,8 +43,10 @@ import org.springframework.context.annotation.Import;
 import org.springframework.core.Ordered;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.config.annotation.AsyncSupportConfigurer;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 /**
@@ -118,12 +123,38 @@ public final class IdempotencyAutoConfiguration {
 
 	@Bean
 	WebMvcConfigurer idempotencyWebMvcConfigurer(IdempotencyInterceptor interceptor) {
+		IdempotencyAsyncInterceptor asyncInterceptor = new IdempotencyAsyncInterceptor();
 		return new WebMvcConfigurer() {
 
 			@Override
 			public void addInterceptors(InterceptorRegistry registry) {
 				// last, so that requests other interceptors reject never claim a key
 				registry.addInterceptor(interceptor).order(Ordered.LOWEST_PRECEDENCE);
+			}
+
+			@Override
+			public void configureAsyncSupport(AsyncSupportConfigurer configurer) {
+				configurer.registerCallableInterceptors(asyncInterceptor);
+				configurer.registerDeferredResultInterceptors(asyncInterceptor);
+			}
+
+		};
+	}
+
+	/**
+	 * Lets idempo recognise streaming return values at run time.
+	 * @return the post-processor
+	 */
+	@Bean
+	static BeanPostProcessor idempotencyStreamingReturnValueHandlerPostProcessor() {
+		return new BeanPostProcessor() {
+
+			@Override
+			public Object postProcessAfterInitialization(Object bean, String beanName) {
+				if (bean instanceof RequestMappingHandlerAdapter adapter) {
+					StreamingReturnValueHandler.decorate(adapter);
+				}
+				return bean;
 			}
 
 		};

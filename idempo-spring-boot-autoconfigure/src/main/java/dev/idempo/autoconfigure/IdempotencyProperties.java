@@ -59,6 +59,13 @@ public class IdempotencyProperties {
 	private DataSize maxResponseSize = DataSize.ofMegabytes(1);
 
 	/**
+	 * Largest request body read into memory to fingerprint a protected request. Larger
+	 * bodies get 413. Form and multipart bodies are read by the container instead and are
+	 * not limited by this.
+	 */
+	private DataSize maxRequestSize = DataSize.ofMegabytes(10);
+
+	/**
 	 * Response headers that are neither stored nor replayed (case-insensitive).
 	 * Content-Length, Transfer-Encoding and Connection are always excluded.
 	 */
@@ -131,6 +138,14 @@ public class IdempotencyProperties {
 		this.maxResponseSize = maxResponseSize;
 	}
 
+	public DataSize getMaxRequestSize() {
+		return this.maxRequestSize;
+	}
+
+	public void setMaxRequestSize(DataSize maxRequestSize) {
+		this.maxRequestSize = maxRequestSize;
+	}
+
 	public List<String> getExcludedHeaders() {
 		return this.excludedHeaders;
 	}
@@ -165,9 +180,10 @@ public class IdempotencyProperties {
 	 */
 	public IdempotencySettings toSettings() {
 		return new IdempotencySettings(this.keyHeader, this.keyHeaderAliases, this.keyRequired, this.responseTtl,
-				this.lockTtl, this.maxResponseSize.toBytes(), java.util.Set.copyOf(this.excludedHeaders),
-				this.conflict.getRetryAfter(), this.conflict.getWaitTimeout(),
-				this.storeFailure.getMode() == StoreFailureMode.FAIL_OPEN, this.storeFailure.getRetryAfter());
+				this.lockTtl, this.maxResponseSize.toBytes(), this.maxRequestSize.toBytes(),
+				java.util.Set.copyOf(this.excludedHeaders), this.conflict.getRetryAfter(),
+				this.conflict.getWaitTimeout(), this.storeFailure.getMode() == StoreFailureMode.FAIL_OPEN,
+				this.storeFailure.getRetryAfter());
 	}
 
 	/**

@@ -62,6 +62,9 @@ public interface IdempotencyListener {
 		/** A required key was missing: 400. */
 		MISSING_KEY,
 
+		/** The body was too large to fingerprint: 413. */
+		REQUEST_TOO_LARGE,
+
 		/** The store failed and the request was refused: 503. */
 		STORE_ERROR,
 
@@ -129,6 +132,18 @@ public interface IdempotencyListener {
 
 		/** An exception escaped the handler. */
 		EXCEPTION,
+
+		/**
+		 * The response could not be captured: something wrote to or committed it before
+		 * the handler ran.
+		 */
+		NOT_CAPTURED,
+
+		/**
+		 * An asynchronous request timed out or failed while its work may still run; the
+		 * key stays claimed until the work ends (a {@code Callable}) or the claim lapses.
+		 */
+		ASYNC_TIMEOUT,
 
 		/**
 		 * {@code sendError} was called and no error page followed that could be stored.

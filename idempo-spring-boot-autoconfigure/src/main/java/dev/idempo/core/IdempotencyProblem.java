@@ -26,6 +26,11 @@ public enum IdempotencyProblem {
 	/** Another request with the same key is still being processed. */
 	IN_PROGRESS(HttpStatus.CONFLICT, "request-in-progress", "A request with this idempotency key is in progress"),
 
+	/**
+	 * The body is larger than {@code idempo.max-request-size}, too large to fingerprint.
+	 */
+	REQUEST_TOO_LARGE(HttpStatus.CONTENT_TOO_LARGE, "request-too-large", "Request too large for an idempotency key"),
+
 	/** The idempotency store could not be reached; the handler did not run. */
 	STORE_UNAVAILABLE(HttpStatus.SERVICE_UNAVAILABLE, "store-unavailable", "Idempotency store unavailable");
 

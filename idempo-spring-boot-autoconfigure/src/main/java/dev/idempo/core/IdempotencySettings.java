@@ -17,6 +17,7 @@ import org.springframework.util.Assert;
  * @param responseTtl how long responses are kept unless the annotation says otherwise
  * @param lockTtl the lease length on stores whose claims expire
  * @param maxResponseSize the largest response body stored, in bytes
+ * @param maxRequestSize the largest request body read to fingerprint it, in bytes
  * @param excludedHeaders response headers never stored nor replayed (case-insensitive)
  * @param conflictRetryAfter the {@code Retry-After} of a 409
  * @param conflictWaitTimeout how long a duplicate waits for the first request before a
@@ -26,7 +27,7 @@ import org.springframework.util.Assert;
  * @author idempo
  */
 public record IdempotencySettings(String keyHeader, List<String> keyHeaderAliases, boolean keyRequired,
-		Duration responseTtl, Duration lockTtl, long maxResponseSize, Set<String> excludedHeaders,
+		Duration responseTtl, Duration lockTtl, long maxResponseSize, long maxRequestSize, Set<String> excludedHeaders,
 		Duration conflictRetryAfter, Duration conflictWaitTimeout, boolean failOpen, Duration storeFailureRetryAfter) {
 
 	/** Headers that describe one transfer, not the response, and are never replayed. */
@@ -43,6 +44,7 @@ public record IdempotencySettings(String keyHeader, List<String> keyHeaderAliase
 		Assert.isTrue(isPositive(responseTtl), "'responseTtl' must be positive");
 		Assert.isTrue(isPositive(lockTtl), "'lockTtl' must be positive");
 		Assert.isTrue(maxResponseSize >= 0, "'maxResponseSize' must not be negative");
+		Assert.isTrue(maxRequestSize >= 0, "'maxRequestSize' must not be negative");
 		Assert.isTrue(!conflictRetryAfter.isNegative(), "'conflictRetryAfter' must not be negative");
 		Assert.isTrue(!conflictWaitTimeout.isNegative(), "'conflictWaitTimeout' must not be negative");
 		Assert.isTrue(!storeFailureRetryAfter.isNegative(), "'storeFailureRetryAfter' must not be negative");
@@ -59,8 +61,8 @@ public record IdempotencySettings(String keyHeader, List<String> keyHeaderAliase
 	 */
 	public static IdempotencySettings defaults() {
 		return new IdempotencySettings("Idempotency-Key", List.of("X-Idempotency-Key"), false, Duration.ofHours(24),
-				Duration.ofSeconds(30), 1024 * 1024, Set.copyOf(DEFAULT_EXCLUDED_HEADERS), Duration.ofSeconds(1),
-				Duration.ZERO, false, Duration.ofSeconds(5));
+				Duration.ofSeconds(30), 1024 * 1024, 10 * 1024 * 1024, Set.copyOf(DEFAULT_EXCLUDED_HEADERS),
+				Duration.ofSeconds(1), Duration.ZERO, false, Duration.ofSeconds(5));
 	}
 
 	/**

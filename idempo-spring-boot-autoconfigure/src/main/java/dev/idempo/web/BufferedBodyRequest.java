@@ -2,6 +2,7 @@ package dev.idempo.web;
 
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.Charset;
@@ -15,8 +16,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Lets the request flow read the body to fingerprint it before the handler does. Nothing
- * is buffered unless {@link #body()} is called (only for protected requests); the handler
- * then reads the same bytes from memory.
+ * is held in memory unless {@link #body(long)} is called (only for protected requests);
+ * the handler then reads the same bytes from memory. If something read part or all of the
+ * body first (a filter checking a signature, say), the bytes it read were kept and the
+ * fingerprint still covers the whole body.
  *
  * @author idempo
  */
@@ -24,7 +27,11 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 
 	private byte @Nullable [] body;
 
-	private boolean streamTaken;
+	private @Nullable ByteArrayOutputStream alreadyRead;
+
+	private @Nullable ServletInputStream stream;
+
+	private volatile boolean recording = true;
 
 	/**
 	 * Wraps a request.
@@ -35,39 +42,129 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 	}
 
 	/**
+	 * Stops keeping copies of what the application reads: called by the interceptor once
+	 * the handler is known, before it runs. Only bytes read earlier (by filters) are
+	 * kept.
+	 */
+	public void stopRecording() {
+		this.recording = false;
+	}
+
+	/**
 	 * Reads the whole body into memory, once.
+	 * @param maxSize the most bytes read
 	 * @return the body bytes
 	 * @throws IOException if reading fails
-	 * @throws IllegalStateException if the application read the body first
+	 * @throws RequestTooLargeException if the body is larger than {@code maxSize}
 	 */
-	public byte[] body() throws IOException {
+	public byte[] body(long maxSize) throws IOException {
 		if (this.body == null) {
-			if (this.streamTaken) {
-				throw new IllegalStateException("The request body was read before the idempotency fingerprint");
+			ByteArrayOutputStream bytes = (this.alreadyRead != null) ? this.alreadyRead : new ByteArrayOutputStream();
+			byte[] chunk = new byte[8192];
+			ServletInputStream in = super.getInputStream();
+			int count;
+			while ((count = in.read(chunk)) != -1) {
+				if (bytes.size() + (long) count > maxSize) {
+					throw new RequestTooLargeException(maxSize);
+				}
+				bytes.write(chunk, 0, count);
 			}
-			this.body = super.getInputStream().readAllBytes();
+			this.body = bytes.toByteArray();
+			this.alreadyRead = null;
 		}
 		return this.body;
 	}
 
 	@Override
 	public ServletInputStream getInputStream() throws IOException {
-		if (this.body == null) {
-			this.streamTaken = true;
-			return super.getInputStream();
+		if (this.body != null) {
+			return new ByteArrayServletInputStream(this.body);
 		}
-		return new ByteArrayServletInputStream(this.body);
+		if (this.stream == null) {
+			this.alreadyRead = new ByteArrayOutputStream();
+			this.stream = new RecordingServletInputStream(super.getInputStream(), this.alreadyRead, this);
+		}
+		return this.stream;
 	}
 
 	@Override
 	public BufferedReader getReader() throws IOException {
-		if (this.body == null) {
-			this.streamTaken = true;
-			return super.getReader();
-		}
 		String encoding = getCharacterEncoding();
 		Charset charset = (encoding != null) ? Charset.forName(encoding) : StandardCharsets.ISO_8859_1;
-		return new BufferedReader(new InputStreamReader(new ByteArrayInputStream(this.body), charset));
+		return new BufferedReader(new InputStreamReader(getInputStream(), charset));
+	}
+
+	/**
+	 * The body is larger than {@code idempo.max-request-size}.
+	 */
+	public static class RequestTooLargeException extends IOException {
+
+		private final long maxSize;
+
+		RequestTooLargeException(long maxSize) {
+			super("Request body larger than " + maxSize + " bytes");
+			this.maxSize = maxSize;
+		}
+
+		/**
+		 * The limit that was exceeded.
+		 * @return the limit in bytes
+		 */
+		public long getMaxSize() {
+			return this.maxSize;
+		}
+
+	}
+
+	/** Keeps a copy of what the application reads before the fingerprint is taken. */
+	private static final class RecordingServletInputStream extends ServletInputStream {
+
+		private final ServletInputStream delegate;
+
+		private final ByteArrayOutputStream copy;
+
+		private final BufferedBodyRequest request;
+
+		RecordingServletInputStream(ServletInputStream delegate, ByteArrayOutputStream copy,
+				BufferedBodyRequest request) {
+			this.delegate = delegate;
+			this.copy = copy;
+			this.request = request;
+		}
+
+		@Override
+		public int read() throws IOException {
+			int b = this.delegate.read();
+			if (b != -1 && this.request.recording) {
+				this.copy.write(b);
+			}
+			return b;
+		}
+
+		@Override
+		public int read(byte[] b, int off, int len) throws IOException {
+			int count = this.delegate.read(b, off, len);
+			if (count > 0 && this.request.recording) {
+				this.copy.write(b, off, count);
+			}
+			return count;
+		}
+
+		@Override
+		public boolean isFinished() {
+			return this.delegate.isFinished();
+		}
+
+		@Override
+		public boolean isReady() {
+			return this.delegate.isReady();
+		}
+
+		@Override
+		public void setReadListener(ReadListener listener) {
+			this.delegate.setReadListener(listener);
+		}
+
 	}
 
 	private static final class ByteArrayServletInputStream extends ServletInputStream {

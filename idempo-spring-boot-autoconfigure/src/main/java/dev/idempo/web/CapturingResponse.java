@@ -45,9 +45,19 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	private boolean errorSent;
 
+	private boolean captureFailed;
+
 	private @Nullable ServletOutputStream outputStream;
 
 	private @Nullable PrintWriter writer;
+
+	/** Whether {@link #outputStream} and {@link #writer} are this wrapper's own. */
+	private boolean ownStreams;
+
+	/** Headers present before the handler ran (set by filters), lower-cased names. */
+	private Map<String, List<String>> headersBefore = Map.of();
+
+	private @Nullable String contentTypeBefore;
 
 	/**
 	 * Wraps a response.
@@ -62,9 +72,40 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 * @param limit the largest body that can be captured
 	 */
 	public void startCapture(long limit) {
-		if (this.outputStream == null && this.writer == null && !isCommitted()) {
-			this.capturing = true;
-			this.limit = limit;
+		if (this.outputStream != null || this.writer != null || isCommitted()) {
+			// something wrote before the handler: the body cannot be captured whole
+			this.captureFailed = true;
+			return;
+		}
+		this.capturing = true;
+		this.limit = limit;
+		HttpServletResponse response = (HttpServletResponse) getResponse();
+		Map<String, List<String>> before = new LinkedHashMap<>();
+		for (String name : response.getHeaderNames()) {
+			before.put(name.toLowerCase(Locale.ROOT), List.copyOf(response.getHeaders(name)));
+		}
+		this.headersBefore = before;
+		this.contentTypeBefore = response.getContentType();
+	}
+
+	/**
+	 * Whether capture was asked for but could not start because the response had been
+	 * written to or committed already.
+	 * @return whether capture failed to start
+	 */
+	public boolean isCaptureFailed() {
+		return this.captureFailed;
+	}
+
+	/**
+	 * Stops holding back body bytes (the response turned out to stream): what was held is
+	 * written out and the rest goes straight through.
+	 * @throws IOException if writing what was held fails
+	 */
+	public void stopCapture() throws IOException {
+		if (this.capturing) {
+			flushWriter();
+			passThrough();
 		}
 	}
 
@@ -105,7 +146,9 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * The response as captured so far, with the replayable headers.
+	 * The response as captured so far, with the replayable headers the handler set (those
+	 * already present before it ran, set by filters, are left to those filters on
+	 * replay).
 	 * @param replayable which headers to keep
 	 * @return the captured response
 	 */
@@ -114,14 +157,17 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		HttpServletResponse response = (HttpServletResponse) getResponse();
 		Map<String, List<String>> headers = new LinkedHashMap<>();
 		String contentType = response.getContentType();
-		if (contentType != null) {
+		if (contentType != null && !contentType.equals(this.contentTypeBefore)) {
 			headers.put("Content-Type", List.of(contentType));
 		}
 		for (String name : response.getHeaderNames()) {
 			if (name.equalsIgnoreCase("Content-Type") || !replayable.test(name) || containsIgnoreCase(headers, name)) {
 				continue;
 			}
-			headers.put(name, List.copyOf(response.getHeaders(name)));
+			List<String> values = List.copyOf(response.getHeaders(name));
+			if (!values.equals(this.headersBefore.get(name.toLowerCase(Locale.ROOT)))) {
+				headers.put(name, values);
+			}
 		}
 		return new CapturedResponse(response.getStatus(), headers, this.buffer.toByteArray());
 	}
@@ -146,6 +192,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 * container will render an error instead).
 	 */
 	public void discard() {
+		flushWriter();
 		this.buffer.reset();
 		this.capturing = false;
 	}
@@ -156,6 +203,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 			throw new IllegalStateException("getWriter() has already been called on this response");
 		}
 		if (this.outputStream == null) {
+			this.ownStreams = this.capturing;
 			this.outputStream = this.capturing ? new CapturingOutputStream() : super.getOutputStream();
 		}
 		return this.outputStream;
@@ -170,6 +218,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 			if (this.capturing) {
 				String encoding = getCharacterEncoding();
 				Charset charset = Charset.forName((encoding != null) ? encoding : "ISO-8859-1");
+				this.ownStreams = true;
 				this.outputStream = new CapturingOutputStream();
 				this.writer = new PrintWriter(new OutputStreamWriter(this.outputStream, charset));
 			}
@@ -189,14 +238,22 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	@Override
 	public void resetBuffer() {
+		flushWriter();
 		super.resetBuffer();
 		this.buffer.reset();
 	}
 
 	@Override
 	public void reset() {
+		flushWriter();
 		super.reset();
 		this.buffer.reset();
+		if (this.ownStreams) {
+			// as the container does: after a reset either getWriter or getOutputStream
+			// may be used
+			this.outputStream = null;
+			this.writer = null;
+		}
 	}
 
 	@Override
@@ -220,6 +277,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	@Override
 	public void sendRedirect(String location) throws IOException {
+		flushWriter();
 		this.buffer.reset();
 		this.capturing = false;
 		super.sendRedirect(location);
@@ -227,19 +285,22 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	@Override
 	public void sendRedirect(String location, int sc, boolean clearBuffer) throws IOException {
+		flushWriter();
 		this.buffer.reset();
 		this.capturing = false;
 		super.sendRedirect(location, sc, clearBuffer);
 	}
 
 	private void prepareForError() {
+		flushWriter();
 		this.errorSent = true;
 		this.buffer.reset();
 		this.capturing = false;
 	}
 
+	/** Moves characters still inside this wrapper's own writer into the buffer. */
 	private void flushWriter() {
-		if (this.writer != null) {
+		if (this.ownStreams && this.writer != null) {
 			this.writer.flush();
 		}
 	}

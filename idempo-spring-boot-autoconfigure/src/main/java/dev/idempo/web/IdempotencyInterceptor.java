@@ -106,6 +106,10 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 				|| !isProtectedMethod(request.getMethod()) || IdempotentExecution.of(request) != null) {
 			return true;
 		}
+		BufferedBodyRequest bodyRequest = WebUtils.getNativeRequest(request, BufferedBodyRequest.class);
+		if (bodyRequest != null) {
+			bodyRequest.stopRecording();
+		}
 		IdempotentHandlers.Policy policy = this.handlers.policy(handlerMethod);
 		if (policy == null) {
 			return true;
@@ -125,7 +129,6 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			}
 			return true;
 		}
-		BufferedBodyRequest bodyRequest = WebUtils.getNativeRequest(request, BufferedBodyRequest.class);
 		CapturingResponse capture = WebUtils.getNativeResponse(response, CapturingResponse.class);
 		if (bodyRequest == null || capture == null) {
 			throw new IllegalStateException(
@@ -133,7 +136,16 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 							+ "; register it (auto-configuration does) " + "or include it in MockMvc");
 		}
 		String storageKey = RequestFingerprint.storageKey(this.callerScopeResolver.resolve(request), key);
-		String fingerprint = fingerprint(request, bodyRequest);
+		String fingerprint;
+		try {
+			fingerprint = fingerprint(request, bodyRequest, this.settings.maxRequestSize());
+		}
+		catch (BufferedBodyRequest.RequestTooLargeException ex) {
+			return reject(request, response, RequestOutcome.REQUEST_TOO_LARGE, IdempotencyProblem.REQUEST_TOO_LARGE,
+					"The request body is larger than " + ex.getMaxSize()
+							+ " bytes, the most an idempotent request may send.",
+					null);
+		}
 		ClaimResult claim;
 		try {
 			claim = claim(storageKey);
@@ -153,7 +165,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		NotStoredReason preset = !policy.cacheResponse() ? NotStoredReason.DISABLED
 				: policy.streaming() ? NotStoredReason.STREAMING : NotStoredReason.NONE;
 		IdempotentExecution execution = new IdempotentExecution(this.store, this.listener, this.settings,
-				acquired.lease(), fingerprint, policy.ttl(), preset);
+				this.leaseRenewer, acquired.lease(), fingerprint, policy.ttl(), preset);
 		request.setAttribute(IdempotentExecution.ATTRIBUTE, execution);
 		if (preset == NotStoredReason.NONE) {
 			capture.startCapture(this.settings.maxResponseSize());
@@ -257,14 +269,15 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	 * read by the container itself (often before any interceptor runs), so their parsed
 	 * parameters and parts stand in for the raw bytes.
 	 */
-	private static String fingerprint(HttpServletRequest request, BufferedBodyRequest bodyRequest) throws IOException {
+	private static String fingerprint(HttpServletRequest request, BufferedBodyRequest bodyRequest, long maxSize)
+			throws IOException {
 		String contentType = request.getContentType();
 		byte[] body;
 		if (contentType != null && isForm(contentType)) {
 			body = canonicalForm(request);
 		}
 		else {
-			body = bodyRequest.body();
+			body = bodyRequest.body(maxSize);
 		}
 		return RequestFingerprint.of(request.getMethod(), request.getRequestURI(), request.getQueryString(), body);
 	}
@@ -278,20 +291,20 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		ByteArrayOutputStream bytes = new ByteArrayOutputStream();
 		DataOutputStream out = new DataOutputStream(bytes);
 		for (Map.Entry<String, String[]> parameter : new TreeMap<>(request.getParameterMap()).entrySet()) {
-			out.writeUTF("p");
-			out.writeUTF(parameter.getKey());
+			writeField(out, "p");
+			writeField(out, parameter.getKey());
+			out.writeInt(parameter.getValue().length);
 			for (String value : parameter.getValue()) {
-				out.writeInt(value.length());
-				out.writeChars(value);
+				writeField(out, value);
 			}
 		}
 		if (request.getContentType().toLowerCase(Locale.ROOT).startsWith("multipart/")) {
 			try {
 				for (Part part : request.getParts()) {
-					out.writeUTF("f");
-					out.writeUTF(part.getName());
-					out.writeUTF(String.valueOf(part.getSubmittedFileName()));
-					out.writeUTF(String.valueOf(part.getContentType()));
+					writeField(out, "f");
+					writeField(out, part.getName());
+					writeField(out, String.valueOf(part.getSubmittedFileName()));
+					writeField(out, String.valueOf(part.getContentType()));
 					out.write(digest(part));
 				}
 			}
@@ -301,6 +314,12 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		}
 		out.flush();
 		return bytes.toByteArray();
+	}
+
+	private static void writeField(DataOutputStream out, String value) throws IOException {
+		byte[] bytes = value.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+		out.writeInt(bytes.length);
+		out.write(bytes);
 	}
 
 	private static byte[] digest(Part part) throws IOException {

@@ -16,6 +16,7 @@ import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
@@ -23,8 +24,10 @@ import dev.idempo.store.StoredRecord;
 
 /**
  * One handler execution under a claimed key, kept as a request attribute from the
- * interceptor's claim to the filter's finish. It is finished exactly once: stored and
- * released, or only released.
+ * interceptor's claim to the filter's finish. It ends exactly once: stored and released,
+ * or only released. An asynchronous request that timed out or failed while its work may
+ * still be running keeps its key until that work ends, so a retry can never run the
+ * handler alongside it.
  *
  * @author idempo
  */
@@ -40,13 +43,15 @@ final class IdempotentExecution {
 
 	private final IdempotencySettings settings;
 
+	private final LeaseRenewer leaseRenewer;
+
 	private final Lease lease;
 
 	private final String fingerprint;
 
 	private final Duration ttl;
 
-	private final NotStoredReason presetReason;
+	private volatile NotStoredReason presetReason;
 
 	private final AtomicBoolean finished = new AtomicBoolean();
 
@@ -54,13 +59,23 @@ final class IdempotentExecution {
 
 	private volatile boolean awaitingErrorPage;
 
+	private volatile boolean asyncAbandoned;
+
 	private volatile @Nullable ScheduledFuture<?> renewal;
 
-	IdempotentExecution(LockingStore store, IdempotencyListener listener, IdempotencySettings settings, Lease lease,
-			String fingerprint, Duration ttl, NotStoredReason presetReason) {
+	// guarded by this: the Callable task of an asynchronous handler
+	private boolean taskStarted;
+
+	private boolean taskRunning;
+
+	private boolean releaseWhenTaskEnds;
+
+	IdempotentExecution(LockingStore store, IdempotencyListener listener, IdempotencySettings settings,
+			LeaseRenewer leaseRenewer, Lease lease, String fingerprint, Duration ttl, NotStoredReason presetReason) {
 		this.store = store;
 		this.listener = listener;
 		this.settings = settings;
+		this.leaseRenewer = leaseRenewer;
 		this.lease = lease;
 		this.fingerprint = fingerprint;
 		this.ttl = ttl;
@@ -71,19 +86,47 @@ final class IdempotentExecution {
 		return (IdempotentExecution) request.getAttribute(ATTRIBUTE);
 	}
 
-	Lease lease() {
-		return this.lease;
-	}
-
 	void renewWith(ScheduledFuture<?> renewal) {
 		this.renewal = renewal;
-		if (this.finished.get()) {
+		if (this.finished.get() && !this.asyncAbandoned) {
 			renewal.cancel(false);
 		}
 	}
 
 	void markLeaseLost() {
 		this.leaseLost = true;
+	}
+
+	/** The handler's return value turned out to stream its body: never stored. */
+	void markStreaming() {
+		if (this.presetReason == NotStoredReason.NONE) {
+			this.presetReason = NotStoredReason.STREAMING;
+		}
+	}
+
+	/** The asynchronous request timed out or failed; its work may still be running. */
+	void markAsyncAbandoned() {
+		this.asyncAbandoned = true;
+	}
+
+	/** The Callable of an asynchronous handler starts running. */
+	synchronized void taskStarted() {
+		this.taskStarted = true;
+		this.taskRunning = true;
+	}
+
+	/** The Callable of an asynchronous handler has returned or thrown. */
+	void taskEnded() {
+		boolean release;
+		synchronized (this) {
+			this.taskRunning = false;
+			release = this.releaseWhenTaskEnds;
+			this.releaseWhenTaskEnds = false;
+		}
+		if (release) {
+			cancelRenewal();
+			release(NotStoredReason.ASYNC_TIMEOUT);
+		}
 	}
 
 	/**
@@ -125,10 +168,12 @@ final class IdempotentExecution {
 
 			@Override
 			public void onTimeout(AsyncEvent event) {
+				markAsyncAbandoned();
 			}
 
 			@Override
 			public void onError(AsyncEvent event) {
+				markAsyncAbandoned();
 			}
 
 			@Override
@@ -152,11 +197,13 @@ final class IdempotentExecution {
 		if (!this.finished.compareAndSet(false, true)) {
 			return;
 		}
-		ScheduledFuture<?> renewal = this.renewal;
-		if (renewal != null) {
-			renewal.cancel(false);
+		if (this.asyncAbandoned) {
+			endAbandoned();
+			return;
 		}
-		NotStoredReason reason = (failureReason != NotStoredReason.NONE) ? failureReason : notStoredReason(response);
+		cancelRenewal();
+		NotStoredReason reason = (failureReason != NotStoredReason.NONE || response == null) ? failureReason
+				: notStoredReason(response);
 		if (reason != NotStoredReason.NONE) {
 			release(reason);
 			return;
@@ -164,6 +211,7 @@ final class IdempotentExecution {
 		if (this.leaseLost) {
 			logger.warn("Idempotency lease was lost while the handler ran; its response is not stored");
 			this.listener.onResponse(ResponseOutcome.LOCK_LOST, NotStoredReason.NONE);
+			releaseQuietly();
 			return;
 		}
 		CapturedResponse captured = response.captured(this.settings::isReplayable);
@@ -175,6 +223,7 @@ final class IdempotentExecution {
 			else {
 				logger.warn("Idempotency lease was lost before the response could be stored; it is not stored");
 				this.listener.onResponse(ResponseOutcome.LOCK_LOST, NotStoredReason.NONE);
+				releaseQuietly();
 			}
 		}
 		catch (RuntimeException ex) {
@@ -184,12 +233,47 @@ final class IdempotentExecution {
 		}
 	}
 
+	/**
+	 * The request timed out or failed while its work may go on: keep the key until the
+	 * work ends. A Callable tells when it returns; a DeferredResult or CompletableFuture
+	 * does not, so its claim is left to lapse one lock TTL later (leases stop being
+	 * renewed; other stores release after that delay).
+	 */
+	private void endAbandoned() {
+		synchronized (this) {
+			if (this.taskRunning) {
+				this.releaseWhenTaskEnds = true;
+				return;
+			}
+		}
+		cancelRenewal();
+		if (this.taskStarted) {
+			release(NotStoredReason.ASYNC_TIMEOUT);
+		}
+		else if (this.store.leaseExpires()) {
+			this.listener.onResponse(ResponseOutcome.NOT_STORED, NotStoredReason.ASYNC_TIMEOUT);
+		}
+		else {
+			this.leaseRenewer.schedule(() -> release(NotStoredReason.ASYNC_TIMEOUT), this.settings.lockTtl());
+		}
+	}
+
+	private void cancelRenewal() {
+		ScheduledFuture<?> renewal = this.renewal;
+		if (renewal != null) {
+			renewal.cancel(false);
+		}
+	}
+
 	private NotStoredReason notStoredReason(CapturingResponse response) {
 		if (this.presetReason != NotStoredReason.NONE) {
 			return this.presetReason;
 		}
 		if (response.isErrorSent()) {
 			return NotStoredReason.ERROR_PAGE;
+		}
+		if (response.isCaptureFailed()) {
+			return NotStoredReason.NOT_CAPTURED;
 		}
 		if (response.isOverflowed()) {
 			return NotStoredReason.TOO_LARGE;
@@ -219,12 +303,16 @@ final class IdempotentExecution {
 		}
 	}
 
+	/**
+	 * Frees what a lost claim may have left behind; a no-op when another request owns the
+	 * key.
+	 */
 	private void releaseQuietly() {
 		try {
 			this.store.release(this.lease);
 		}
 		catch (RuntimeException ex) {
-			logger.debug("Could not release an idempotency key after a failed store", ex);
+			logger.debug("Could not release an idempotency key", ex);
 		}
 	}
 

@@ -11,10 +11,11 @@ import dev.idempo.Idempotent;
 
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.MethodParameter;
+import org.springframework.core.ReactiveAdapter;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.HttpEntity;
-import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
 import org.springframework.util.StringValueResolver;
 import org.springframework.web.method.HandlerMethod;
@@ -29,13 +30,11 @@ import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBo
  */
 public class IdempotentHandlers {
 
-	private static final @Nullable Class<?> PUBLISHER = ClassUtils.isPresent("org.reactivestreams.Publisher",
-			IdempotentHandlers.class.getClassLoader())
-					? ClassUtils.resolveClassName("org.reactivestreams.Publisher",
-							IdempotentHandlers.class.getClassLoader())
-					: null;
-
-	private final Map<HandlerMethod, Optional<Policy>> policies = new ConcurrentHashMap<>();
+	/**
+	 * Keyed by method and bean type, not by HandlerMethod, which differs per prototype
+	 * bean.
+	 */
+	private final Map<HandlerKey, Optional<Policy>> policies = new ConcurrentHashMap<>();
 
 	private final StringValueResolver placeholderResolver;
 
@@ -58,7 +57,10 @@ public class IdempotentHandlers {
 	 * @throws IllegalStateException if its TTL is not a positive duration
 	 */
 	public @Nullable Policy policy(HandlerMethod handlerMethod) {
-		return this.policies.computeIfAbsent(handlerMethod, (key) -> Optional.ofNullable(resolve(key))).orElse(null);
+		return this.policies
+			.computeIfAbsent(new HandlerKey(handlerMethod.getMethod(), handlerMethod.getBeanType()),
+					(key) -> Optional.ofNullable(resolve(handlerMethod)))
+			.orElse(null);
 	}
 
 	private @Nullable Policy resolve(HandlerMethod handlerMethod) {
@@ -105,8 +107,16 @@ public class IdempotentHandlers {
 			}
 			type = bodyType;
 		}
-		return StreamingResponseBody.class.isAssignableFrom(type) || ResponseBodyEmitter.class.isAssignableFrom(type)
-				|| (PUBLISHER != null && PUBLISHER.isAssignableFrom(type));
+		if (StreamingResponseBody.class.isAssignableFrom(type) || ResponseBodyEmitter.class.isAssignableFrom(type)) {
+			return true;
+		}
+		// Spring MVC writes single-value reactive types (Mono) like a DeferredResult:
+		// stored
+		ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(type);
+		return adapter != null && adapter.isMultiValue();
+	}
+
+	private record HandlerKey(java.lang.reflect.Method method, Class<?> beanType) {
 	}
 
 	/**

@@ -80,6 +80,9 @@ public final class InMemoryLockingStore implements LockingStore {
 			}
 			if (existing instanceof Done done) {
 				forget(done);
+				// drop the expired body now rather than when it reaches the head of the
+				// queue
+				this.completionOrder.remove(done);
 			}
 			String token = UUID.randomUUID().toString();
 			result[0] = new ClaimResult.Acquired(new Lease(k, token));
@@ -101,7 +104,7 @@ public final class InMemoryLockingStore implements LockingStore {
 				stored[0] = true;
 				return done;
 			}
-			return existing;
+			return isExpiredClaimOf(existing, lease, now) ? null : existing;
 		});
 		if (stored[0]) {
 			this.completedCount.incrementAndGet();
@@ -136,7 +139,7 @@ public final class InMemoryLockingStore implements LockingStore {
 				renewed[0] = true;
 				return new Claim(lease.token(), now.plus(lockTtl));
 			}
-			return existing;
+			return isExpiredClaimOf(existing, lease, now) ? null : existing;
 		});
 		return renewed[0];
 	}
@@ -170,6 +173,12 @@ public final class InMemoryLockingStore implements LockingStore {
 	private static boolean owns(@Nullable Entry entry, Lease lease, Instant now) {
 		return entry instanceof Claim claim && claim.token().equals(lease.token())
 				&& claim.leaseExpiresAt().isAfter(now);
+	}
+
+	/** An expired claim of this very lease: dead, and nobody else will clean it up. */
+	private static boolean isExpiredClaimOf(@Nullable Entry entry, Lease lease, Instant now) {
+		return entry instanceof Claim claim && claim.token().equals(lease.token())
+				&& !claim.leaseExpiresAt().isAfter(now);
 	}
 
 	private void evict(Instant now) {
