@@ -55,11 +55,27 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 @ConditionalOnClass(DispatcherServlet.class)
 @ConditionalOnBooleanProperty(name = "idempo.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(IdempotencyProperties.class)
-@Import({ IdempotencyAutoConfiguration.MemoryStoreConfiguration.class,
-		IdempotencyAutoConfiguration.UnavailableStoreConfiguration.class })
+@Import(IdempotencyAutoConfiguration.MemoryStoreConfiguration.class)
 public final class IdempotencyAutoConfiguration {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyAutoConfiguration.class);
+
+	/**
+	 * Reached only when no store configuration matched: fails start-up with an action
+	 * (see {@link IdempotencyFailureAnalyzer}). Bean methods of this class are registered
+	 * after those of the imported store configurations, so this sees their stores.
+	 * @param properties the properties
+	 * @return never returns
+	 */
+	@Bean
+	@ConditionalOnMissingBean(LockingStore.class)
+	LockingStore idempotencyUnavailableLockingStore(IdempotencyProperties properties) {
+		StoreType type = properties.getStore().getType();
+		throw new IdempotencyStoreUnavailableException(type,
+				"the " + type.name().toLowerCase(java.util.Locale.ROOT)
+						+ " store is not available in this version of idempo.",
+				"Set idempo.store.type=memory, or declare your own dev.idempo.store.LockingStore bean.");
+	}
 
 	@Bean
 	@ConditionalOnMissingBean
@@ -142,21 +158,6 @@ public final class IdempotencyAutoConfiguration {
 			logger.warn("idempo uses the in-memory store: idempotency keys are protected within this JVM only. "
 					+ "Set idempo.store.type to redis, postgres or mysql when more than one instance serves requests.");
 			return new InMemoryLockingStore(Clock.systemUTC(), memory.getMaxEntries(), memory.getMaxSize().toBytes());
-		}
-
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnMissingBean(LockingStore.class)
-	static class UnavailableStoreConfiguration {
-
-		@Bean
-		LockingStore idempotencyLockingStore(IdempotencyProperties properties) {
-			StoreType type = properties.getStore().getType();
-			throw new IdempotencyStoreUnavailableException(type,
-					"the " + type.name().toLowerCase(java.util.Locale.ROOT)
-							+ " store is not available in this version of idempo.",
-					"Set idempo.store.type=memory, or declare your own dev.idempo.store.LockingStore bean.");
 		}
 
 	}

@@ -50,6 +50,9 @@ public final class IdempotencyKeyParser {
 			throw new InvalidIdempotencyKeyException("the idempotency key is empty");
 		}
 		String key = (value.charAt(0) == '"') ? unquote(value) : value;
+		if (value.charAt(0) != '"' && value.indexOf('"') >= 0) {
+			throw badlyQuoted();
+		}
 		if (key.isEmpty()) {
 			throw new InvalidIdempotencyKeyException("the idempotency key is empty");
 		}

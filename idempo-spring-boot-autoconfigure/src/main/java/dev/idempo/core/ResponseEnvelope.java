@@ -43,7 +43,7 @@ public final class ResponseEnvelope {
 	/** The format version this class writes. */
 	public static final int VERSION = 1;
 
-	static final int COMPRESSION_THRESHOLD = 1024;
+	static final int COMPRESSION_THRESHOLD = 4096;
 
 	private static final byte[] MAGIC = { 'I', 'D', 'M', 'P' };
 
@@ -53,6 +53,9 @@ public final class ResponseEnvelope {
 
 	/** Guards against corrupt or hostile records inflating without bound. */
 	private static final int MAX_PAYLOAD = 256 * 1024 * 1024;
+
+	private static final ThreadLocal<Deflater> DEFLATERS = ThreadLocal
+		.withInitial(() -> new Deflater(Deflater.BEST_SPEED));
 
 	private ResponseEnvelope() {
 	}
@@ -173,7 +176,9 @@ public final class ResponseEnvelope {
 	}
 
 	private static byte[] deflate(byte[] payload) {
-		Deflater deflater = new Deflater(Deflater.BEST_SPEED);
+		// a Deflater is costly to create (native zlib state): keep one per thread
+		Deflater deflater = DEFLATERS.get();
+		deflater.reset();
 		try {
 			deflater.setInput(payload);
 			deflater.finish();
@@ -185,7 +190,7 @@ public final class ResponseEnvelope {
 			return out.toByteArray();
 		}
 		finally {
-			deflater.end();
+			deflater.reset();
 		}
 	}
 

@@ -1,10 +1,6 @@
 package dev.idempo.store.memory;
 
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 
 import org.junit.jupiter.api.Test;
 
@@ -12,6 +8,7 @@ import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.LockingStoreContractTest;
+import dev.idempo.testsupport.MutableClock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -76,31 +73,6 @@ class InMemoryLockingStoreTest extends LockingStoreContractTest {
 		assertThat(store.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
 		assertThat(store.size()).isZero();
 		assertThat(store.sizeInBytes()).isZero();
-	}
-
-	static final class MutableClock extends Clock {
-
-		private volatile Instant now = Instant.parse("2026-01-01T00:00:00Z");
-
-		void advance(Duration duration) {
-			this.now = this.now.plus(duration);
-		}
-
-		@Override
-		public ZoneId getZone() {
-			return ZoneOffset.UTC;
-		}
-
-		@Override
-		public Clock withZone(ZoneId zone) {
-			return this;
-		}
-
-		@Override
-		public Instant instant() {
-			return this.now;
-		}
-
 	}
 
 }

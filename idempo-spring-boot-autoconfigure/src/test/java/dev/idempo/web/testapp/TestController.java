@@ -1,0 +1,269 @@
+package dev.idempo.web.testapp;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+
+import jakarta.servlet.http.HttpServletResponse;
+
+import dev.idempo.Idempotent;
+
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseCookie;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.ResponseStatus;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.context.request.async.DeferredResult;
+import org.springframework.web.server.ResponseStatusException;
+import org.springframework.web.servlet.mvc.method.annotation.SseEmitter;
+import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
+
+/**
+ * One handler per response style.
+ *
+ * @author idempo
+ */
+@RestController
+@RequestMapping("/t")
+public class TestController {
+
+	private final Executions executions;
+
+	public TestController(Executions executions) {
+		this.executions = executions;
+	}
+
+	public record Order(String id, int execution, String item, int quantity) {
+	}
+
+	public record OrderRequest(String item, int quantity) {
+	}
+
+	@PostMapping("/orders")
+	@Idempotent
+	ResponseEntity<Order> createOrder(@RequestBody OrderRequest request) {
+		int execution = this.executions.increment("orders");
+		Order order = new Order("ord-" + execution, execution, request.item(), request.quantity());
+		return ResponseEntity.created(URI.create("/t/orders/" + order.id()))
+			.header("X-Order-Execution", Integer.toString(execution))
+			.header(HttpHeaders.SET_COOKIE, ResponseCookie.from("session", "s" + execution).build().toString())
+			.body(order);
+	}
+
+	@GetMapping("/orders")
+	@Idempotent
+	Map<String, Object> listOrders() {
+		return Map.of("execution", this.executions.increment("list"));
+	}
+
+	@PostMapping("/object")
+	@Idempotent
+	Order object(@RequestBody(required = false) String body) {
+		int execution = this.executions.increment("object");
+		return new Order("o" + execution, execution, "thing", 1);
+	}
+
+	@PostMapping("/entity-without-body")
+	@Idempotent
+	ResponseEntity<Void> entityWithoutBody() {
+		int execution = this.executions.increment("entity-without-body");
+		return ResponseEntity.accepted().header("X-Execution", Integer.toString(execution)).build();
+	}
+
+	@PostMapping("/void")
+	@Idempotent
+	@ResponseStatus(HttpStatus.CREATED)
+	void voidWithStatus(HttpServletResponse response) {
+		int execution = this.executions.increment("void");
+		response.setHeader("X-Execution", Integer.toString(execution));
+	}
+
+	@PostMapping(path = "/string", produces = MediaType.TEXT_PLAIN_VALUE)
+	@Idempotent
+	String string() {
+		return "plain text, execution " + this.executions.increment("string") + ", ünïcödé";
+	}
+
+	@PostMapping(path = "/bytes", produces = MediaType.APPLICATION_OCTET_STREAM_VALUE)
+	@Idempotent
+	byte[] bytes(@RequestParam(defaultValue = "4096") int size) {
+		int execution = this.executions.increment("bytes");
+		byte[] bytes = new byte[size];
+		new Random(execution).nextBytes(bytes);
+		return bytes;
+	}
+
+	@PostMapping("/problem")
+	@Idempotent
+	Order problem() {
+		int execution = this.executions.increment("problem");
+		throw new OutOfStockException("execution " + execution);
+	}
+
+	@PostMapping("/response-status-exception")
+	@Idempotent
+	Order responseStatusException() {
+		this.executions.increment("response-status-exception");
+		throw new ResponseStatusException(HttpStatus.NOT_FOUND, "no such thing");
+	}
+
+	@PostMapping("/callable")
+	@Idempotent
+	Callable<Order> callable() {
+		return () -> {
+			int execution = this.executions.increment("callable");
+			return new Order("c" + execution, execution, "async", 1);
+		};
+	}
+
+	@PostMapping("/deferred")
+	@Idempotent
+	DeferredResult<Order> deferred() {
+		DeferredResult<Order> result = new DeferredResult<>(10_000L);
+		new Thread(() -> {
+			int execution = this.executions.increment("deferred");
+			result.setResult(new Order("d" + execution, execution, "deferred", 1));
+		}).start();
+		return result;
+	}
+
+	@PostMapping("/future")
+	@Idempotent
+	CompletableFuture<ResponseEntity<Order>> future() {
+		return CompletableFuture.supplyAsync(() -> {
+			int execution = this.executions.increment("future");
+			return ResponseEntity.status(HttpStatus.CREATED).body(new Order("f" + execution, execution, "future", 1));
+		});
+	}
+
+	@PostMapping("/status/{status}")
+	@Idempotent
+	ResponseEntity<String> status(@PathVariable int status) {
+		int execution = this.executions.increment("status-" + status);
+		return ResponseEntity.status(status)
+			.contentType(MediaType.TEXT_PLAIN)
+			.body("status " + status + " execution " + execution);
+	}
+
+	@PostMapping("/throw")
+	@Idempotent
+	Order fail() {
+		this.executions.increment("throw");
+		throw new IllegalStateException("boom");
+	}
+
+	@PostMapping("/large-list")
+	@Idempotent
+	List<String> largeList(@RequestParam int items) {
+		this.executions.increment("large-list");
+		List<String> list = new ArrayList<>();
+		for (int i = 0; i < items; i++) {
+			list.add("item-" + i + "-".repeat(50));
+		}
+		return list;
+	}
+
+	@PostMapping("/stream")
+	@Idempotent
+	StreamingResponseBody stream() {
+		int execution = this.executions.increment("stream");
+		return (out) -> {
+			for (int i = 0; i < 3; i++) {
+				out.write(("chunk " + i + " of execution " + execution + "\n").getBytes(StandardCharsets.UTF_8));
+				out.flush();
+			}
+		};
+	}
+
+	@PostMapping("/sse")
+	@Idempotent
+	SseEmitter sse() throws IOException {
+		int execution = this.executions.increment("sse");
+		SseEmitter emitter = new SseEmitter(10_000L);
+		new Thread(() -> {
+			try {
+				emitter.send("event of execution " + execution);
+				emitter.complete();
+			}
+			catch (IOException ex) {
+				emitter.completeWithError(ex);
+			}
+		}).start();
+		return emitter;
+	}
+
+	@PostMapping("/no-cache")
+	@Idempotent(cacheResponse = false)
+	Map<String, Object> noCache() {
+		return Map.of("execution", this.executions.increment("no-cache"));
+	}
+
+	@PostMapping("/required")
+	@Idempotent(required = true)
+	Map<String, Object> required() {
+		return Map.of("execution", this.executions.increment("required"));
+	}
+
+	@PostMapping("/short-ttl")
+	@Idempotent(ttl = "${test.short-ttl:2s}")
+	Map<String, Object> shortTtl() {
+		return Map.of("execution", this.executions.increment("short-ttl"));
+	}
+
+	@PostMapping("/slow")
+	@Idempotent
+	Map<String, Object> slow() {
+		this.executions.block();
+		return Map.of("execution", this.executions.increment("slow"));
+	}
+
+	@PostMapping("/redirect")
+	@Idempotent
+	void redirect(HttpServletResponse response) throws IOException {
+		int execution = this.executions.increment("redirect");
+		response.sendRedirect("/t/orders/r" + execution);
+	}
+
+	@PostMapping(path = "/form", consumes = MediaType.APPLICATION_FORM_URLENCODED_VALUE)
+	@Idempotent
+	Map<String, Object> form(@RequestParam String amount) {
+		return Map.of("execution", this.executions.increment("form"), "amount", amount);
+	}
+
+	@PostMapping("/unannotated")
+	Map<String, Object> unannotated() {
+		return Map.of("execution", this.executions.increment("unannotated"));
+	}
+
+	@ExceptionHandler
+	ResponseEntity<ProblemDetail> outOfStock(OutOfStockException ex) {
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.CONFLICT, ex.getMessage());
+		problem.setTitle("Out of stock");
+		return ResponseEntity.status(HttpStatus.CONFLICT).body(problem);
+	}
+
+	static class OutOfStockException extends RuntimeException {
+
+		OutOfStockException(String message) {
+			super(message);
+		}
+
+	}
+
+}
