@@ -148,7 +148,7 @@ public final class MySqlLockingStore extends AbstractJdbcLockingStore<MySqlLocki
 		return new Session(((Number) row[0]).longValue(), database, allowsMultiStatements(connection, timeout));
 	}
 
-	private static boolean allowsMultiStatements(Connection connection, int timeout) {
+	static boolean allowsMultiStatements(Connection connection, int timeout) {
 		try {
 			SqlPipeline.run(connection, true, timeout, new Sql("SELECT 1"), new Sql("SELECT 2"));
 			return true;
