@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import javax.sql.DataSource;
 
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.LockingStore;
+import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.jdbc.JdbcStoreSettings;
 import dev.idempo.store.jdbc.MySqlLockingStore;
 import dev.idempo.store.jdbc.PostgresLockingStore;
@@ -35,6 +37,7 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * Tests for the auto-configuration of the PostgreSQL and MySQL/MariaDB stores. Contexts
@@ -61,13 +64,19 @@ class JdbcStoreConfigurationTests {
 
 	@Test
 	void typePostgresPicksThePostgresStore() {
+		AtomicReference<LockingStore> store = new AtomicReference<>();
 		on(TestDatabases.postgres(), "postgres").run((context) -> {
 			assertThat(context).hasSingleBean(LockingStore.class);
 			assertThat(context.getBean("idempotencyLockingStore")).isInstanceOf(PostgresLockingStore.class);
 			assertThat(context).hasSingleBean(IdempotencyJdbcSchemaInitializer.class);
 			assertThat(context).doesNotHaveBean(InMemoryLockingStore.class);
 			assertThat(context).doesNotHaveBean(MySqlLockingStore.class);
+			store.set(context.getBean(LockingStore.class));
 		});
+		// closed with the context, which frees its lock sessions
+		assertThatExceptionOfType(LockingStoreException.class)
+			.isThrownBy(() -> store.get().claim("0123abcd", Duration.ofSeconds(30)))
+			.withMessageContaining("closed");
 	}
 
 	@Test

@@ -154,7 +154,7 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 			throw new LockingStoreException("The idempotency store is closed");
 		}
 		long deadline = System.nanoTime() + this.settings.timeout().toNanos();
-		Holder mine = new Holder(UUID.randomUUID().toString());
+		Holder mine = new Holder(key, UUID.randomUUID().toString());
 		while (true) {
 			Holder current = this.holders.putIfAbsent(key, mine);
 			if (current == null) {
@@ -205,14 +205,15 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 						throw new LockingStoreException("Idempotency lock session failed", ex);
 					}
 					// the statement may have taken the lock before it failed
-					unlockAfterFailure(session, key, ex);
+					freeLockOfFailedClaim(session, key, ex);
 					throw new LockingStoreException("Could not claim an idempotency key", ex);
 				}
 				StoredRecord record = probe.record();
 				if (record != null) {
 					if (probe.locked()) {
-						// the owner completed between our two statements
-						unlockAfterFailure(session, key, null);
+						// the owner completed between our two statements: give back the
+						// lock this statement took
+						unlockOrLose(session, key, null);
 					}
 					return new ClaimResult.Completed(record);
 				}
@@ -473,11 +474,38 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 	}
 
 	/**
-	 * Unlocks {@code key} after a statement that may have taken its lock failed; the
-	 * guard guarantees that no other claim of this JVM holds it on this session. If even
-	 * that fails, the session is closed, which frees the lock for sure.
+	 * Frees the lock a failed claim statement may have taken. Unlocking a lock the
+	 * statement did not take is harmless unless another claim of this JVM holds the same
+	 * lock on this session (another key whose lock collides with this one, as 32-bit
+	 * PostgreSQL lock ids can): then unlocking could free that claim's lock instead, and
+	 * the session is closed, which is sure to free everything it held.
 	 */
-	private void unlockAfterFailure(LockSession<S> session, String key, @Nullable SQLException failure) {
+	private void freeLockOfFailedClaim(LockSession<S> session, String key, SQLException failure) {
+		long generation = session.generation();
+		boolean shared = this.holders.values()
+			.stream()
+			.anyMatch((holder) -> !holder.key.equals(key) && holder.isHeld() && holder.session() == session
+					&& holder.generation() == generation && sameLock(holder.key, key));
+		if (shared) {
+			lost(session, "closed to free a lock of a failed claim", failure);
+			return;
+		}
+		unlockOrLose(session, key, failure);
+	}
+
+	/**
+	 * Whether two keys map to the same database lock; only possible where locks are
+	 * narrower than keys.
+	 */
+	boolean sameLock(String key, String otherKey) {
+		return key.equals(otherKey);
+	}
+
+	/**
+	 * Unlocks {@code key} on this session; if even that fails, closes the session, which
+	 * frees the lock for sure.
+	 */
+	private void unlockOrLose(LockSession<S> session, String key, @Nullable SQLException failure) {
 		try {
 			unlock(session.connection(), session.state(), key);
 		}
@@ -618,6 +646,8 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 	 */
 	private static final class Holder {
 
+		final String key;
+
 		final String token;
 
 		private State state = State.CLAIMING;
@@ -626,7 +656,8 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 
 		private long generation;
 
-		Holder(String token) {
+		Holder(String key, String token) {
+			this.key = key;
 			this.token = token;
 		}
 

@@ -28,9 +28,10 @@ import dev.idempo.store.jdbc.SqlPipeline.Sql;
  * two-key space apart from the single {@code bigint} key space, so the store never
  * collides with an application (or a library such as Flyway or ShedLock) that uses
  * {@code bigint} advisory locks, nor with two-key locks in another namespace; advisory
- * locks are also per database. Two storage keys that share 32 bits while both are in
- * flight make one of them wait ("in progress") but never run both under one lock: the
- * in-JVM guard and the lock still exclude duplicates of each key.
+ * locks are also per database. Two different storage keys whose 32 bits collide while
+ * both are in flight share one lock: the later one may be answered "in progress" until
+ * the first finishes (a spurious 409, about one in 4 billion pairs), but duplicates of
+ * either key are still excluded, so a collision never runs a handler twice.
  * <h2>Statements</h2> A claim is one round trip of two statements on a lock session:
  * <pre class="code">
  * SELECT pg_try_advisory_lock(?, ?) WHERE NOT EXISTS (SELECT 1 FROM table WHERE storage_key = ? AND expires_at &gt; now());
@@ -111,6 +112,11 @@ public final class PostgresLockingStore extends AbstractJdbcLockingStore<Postgre
 		catch (NoSuchAlgorithmException ex) {
 			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
 		}
+	}
+
+	@Override
+	boolean sameLock(String key, String otherKey) {
+		return lockId(key) == lockId(otherKey);
 	}
 
 	int lockNamespace() {

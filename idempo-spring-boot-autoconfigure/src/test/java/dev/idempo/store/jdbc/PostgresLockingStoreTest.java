@@ -91,6 +91,36 @@ class PostgresLockingStoreTest extends AbstractJdbcLockingStoreTests {
 		}
 	}
 
+	@Test
+	void keysWhoseLockIdsCollideShareALockButNeverRunTwice() {
+		PostgresLockingStore store = (PostgresLockingStore) extraStore(settings().withLockSessions(1));
+		PostgresLockingStore elsewhere = (PostgresLockingStore) extraStore(settings());
+		String[] keys = collidingKeys(store);
+		Lease first = ((ClaimResult.Acquired) store.claim(keys[0], LOCK_TTL)).lease();
+		// same session: the lock is re-entrant and the guard tells the keys apart
+		Lease second = ((ClaimResult.Acquired) store.claim(keys[1], LOCK_TTL)).lease();
+		assertThat(store.claim(keys[0], LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(elsewhere.claim(keys[0], LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(store.complete(first, record("first"), TTL)).isTrue();
+		assertThat(((ClaimResult.Completed) elsewhere.claim(keys[0], LOCK_TTL)).record()).isEqualTo(record("first"));
+		// the shared lock is still held for the second key
+		assertThat(elsewhere.claim(keys[1], LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(store.release(second)).isTrue();
+		assertThat(elsewhere.claim(keys[1], LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	private static String[] collidingKeys(PostgresLockingStore store) {
+		java.util.Map<Integer, String> seen = new java.util.HashMap<>();
+		String prefix = newKey().substring(0, 16);
+		for (int i = 0;; i++) {
+			String key = prefix + Integer.toHexString(i);
+			String other = seen.putIfAbsent(store.lockId(key), key);
+			if (other != null) {
+				return new String[] { other, key };
+			}
+		}
+	}
+
 	private static void lock(Connection connection, String sql, Object... parameters) throws Exception {
 		try (PreparedStatement statement = connection.prepareStatement(sql)) {
 			for (int i = 0; i < parameters.length; i++) {
