@@ -71,7 +71,8 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 			sessions.add(new LockSession<>(i));
 		}
 		this.sessions = List.copyOf(sessions);
-		this.maintenance = new ScheduledThreadPoolExecutor(1, (runnable) -> {
+		// two threads, so that a long cleanup never delays the session checks
+		this.maintenance = new ScheduledThreadPoolExecutor(2, (runnable) -> {
 			Thread thread = new Thread(runnable, "idempo-jdbc-store");
 			thread.setDaemon(true);
 			return thread;

@@ -105,6 +105,19 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 		return (int) Math.max(1, (this.timeout.toMillis() + 999) / 1000);
 	}
 
+	/**
+	 * How long the server may leave a lock session without a statement before it ends the
+	 * session: four session check intervals, at least a minute. The store pings every
+	 * idle session once per check interval, so only the sessions of an instance that
+	 * vanished without closing its connections (host lost, network cut) run into it; the
+	 * server then frees their locks instead of waiting for TCP keepalive.
+	 * @return the idle timeout
+	 */
+	Duration sessionIdleTimeout() {
+		Duration fourChecks = this.sessionCheckInterval.multipliedBy(4);
+		return (fourChecks.compareTo(Duration.ofMinutes(1)) > 0) ? fourChecks : Duration.ofMinutes(1);
+	}
+
 	private static boolean isPositive(Duration duration) {
 		return duration != null && !duration.isNegative() && !duration.isZero();
 	}

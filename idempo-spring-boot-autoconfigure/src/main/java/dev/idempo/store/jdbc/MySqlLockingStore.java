@@ -144,6 +144,10 @@ public final class MySqlLockingStore extends AbstractJdbcLockingStore<MySqlLocki
 			.firstRow();
 		Assert.state(row != null, "CONNECTION_ID() answered nothing");
 		String database = (row[1] != null) ? row[1].toString() : "";
+		// the server ends the session, and frees its locks, if this instance vanishes
+		// without closing it
+		SqlPipeline.run(connection, false, timeout,
+				new Sql("SET SESSION wait_timeout = ?", settings().sessionIdleTimeout().toSeconds()));
 		this.database = database;
 		return new Session(((Number) row[0]).longValue(), database, allowsMultiStatements(connection, timeout));
 	}

@@ -131,6 +131,13 @@ public final class PostgresLockingStore extends AbstractJdbcLockingStore<Postgre
 		}
 		// each statement of a round trip must see what committed before it started
 		connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+		if (connection.getMetaData().getDatabaseMajorVersion() >= 14) {
+			// PostgreSQL 14+ ends the session, and frees its locks, if this instance
+			// vanishes without closing it
+			SqlPipeline.run(connection, true, settings().timeoutSeconds(),
+					new Sql("SELECT set_config('idle_session_timeout', ?, false)",
+							settings().sessionIdleTimeout().toMillis() + "ms"));
+		}
 		List<Result> results = SqlPipeline.run(connection, true, settings().timeoutSeconds(),
 				new Sql("SELECT pg_backend_pid()"));
 		Object pid = results.get(0).rows().get(0)[0];

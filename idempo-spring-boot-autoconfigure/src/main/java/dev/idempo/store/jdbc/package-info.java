@@ -37,12 +37,17 @@
  * on it is lost: complete and release answer {@code false} and store nothing, and the key
  * can be claimed again at once by other instances and, as soon as this instance notices
  * (on the session's next statement, or by the check every
- * {@link dev.idempo.store.jdbc.JdbcStoreSettings#sessionCheckInterval()}), here too.
- * Claims never expire otherwise, so {@code leaseExpires()} is {@code false} and
- * {@code renew} only reports, without a round trip, whether the claim is still held. A
- * statement that fails on a live session is undone where it can be; where the state of a
- * lock cannot be known, the session is closed, which is the one sure way to free it.
- * Infrastructure failures surface as {@link dev.idempo.store.LockingStoreException}.
+ * {@link dev.idempo.store.jdbc.JdbcStoreSettings#sessionCheckInterval()}), here too. An
+ * instance that vanishes without closing its connections (host lost, network cut) cannot
+ * be noticed by the database until TCP gives up, so lock sessions ask the server to end
+ * them after four session check intervals (at least a minute) without a statement
+ * ({@code idle_session_timeout} on PostgreSQL 14+, {@code wait_timeout} on
+ * MySQL/MariaDB); live instances ping their idle sessions every check interval. Claims
+ * never expire otherwise, so {@code leaseExpires()} is {@code false} and {@code renew}
+ * only reports, without a round trip, whether the claim is still held. A statement that
+ * fails on a live session is undone where it can be; where the state of a lock cannot be
+ * known, the session is closed, which is the one sure way to free it. Infrastructure
+ * failures surface as {@link dev.idempo.store.LockingStoreException}.
  * <h2>Maintenance</h2> One daemon thread per store checks idle lock sessions and deletes
  * expired rows in bounded batches; {@code close()} stops it and closes the lock sessions,
  * which frees their locks.

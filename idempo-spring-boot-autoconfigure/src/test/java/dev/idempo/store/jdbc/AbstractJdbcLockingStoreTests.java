@@ -71,6 +71,13 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	 */
 	abstract void killSessionHolding(AbstractJdbcLockingStore<?> store, Lease lease);
 
+	/**
+	 * The idle timeout the server applies to {@code connection}'s session.
+	 * @param connection the connection
+	 * @return the timeout in seconds
+	 */
+	abstract long idleTimeoutSeconds(Connection connection) throws Exception;
+
 	@BeforeAll
 	void createTable() {
 		this.table = database().createTable(platform());
@@ -125,6 +132,21 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	void storeNameIsStable() {
 		assertThat(store().name()).isEqualTo(platform().equals("postgresql") ? "postgres" : "mysql");
 		assertThat(store().leaseExpires()).isFalse();
+	}
+
+	@Test
+	void lockSessionsAskTheServerToEndThemIfThisInstanceVanishes() throws Exception {
+		AbstractJdbcLockingStore<?> store = (AbstractJdbcLockingStore<?>) store();
+		try (Connection connection = dataSource().getConnection()) {
+			long before = idleTimeoutSeconds(connection);
+			store.openSession(connection);
+			if (platform().equals("postgresql") && connection.getMetaData().getDatabaseMajorVersion() < 14) {
+				// idle_session_timeout came with PostgreSQL 14
+				assertThat(idleTimeoutSeconds(connection)).isEqualTo(before);
+				return;
+			}
+			assertThat(idleTimeoutSeconds(connection)).isEqualTo(60).isNotEqualTo(before);
+		}
 	}
 
 	@Test

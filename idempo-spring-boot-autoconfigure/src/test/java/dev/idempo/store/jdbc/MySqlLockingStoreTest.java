@@ -60,6 +60,15 @@ class MySqlLockingStoreTest extends AbstractJdbcLockingStoreTests {
 			.until(() -> !holder.equals(jdbc.queryForObject("SELECT IS_USED_LOCK(?)", Long.class, name)));
 	}
 
+	@Override
+	long idleTimeoutSeconds(Connection connection) throws Exception {
+		try (PreparedStatement statement = connection.prepareStatement("SELECT @@session.wait_timeout");
+				java.sql.ResultSet result = statement.executeQuery()) {
+			assertThat(result.next()).isTrue();
+			return result.getLong(1);
+		}
+	}
+
 	@Test
 	void lockNamesArePrefixedDigestsOfAtMost64Characters() throws Exception {
 		MySqlLockingStore store = (MySqlLockingStore) store();

@@ -56,6 +56,16 @@ class PostgresLockingStoreTest extends AbstractJdbcLockingStoreTests {
 					pid) == 0);
 	}
 
+	@Override
+	long idleTimeoutSeconds(Connection connection) throws Exception {
+		try (PreparedStatement statement = connection
+			.prepareStatement("SELECT setting FROM pg_settings WHERE name = 'idle_session_timeout'");
+				java.sql.ResultSet result = statement.executeQuery()) {
+			assertThat(result.next()).isTrue();
+			return Long.parseLong(result.getString(1)) / 1000;
+		}
+	}
+
 	@Test
 	void locksAreTwoKeyAdvisoryLocksInTheStoresNamespace() throws Exception {
 		PostgresLockingStore store = (PostgresLockingStore) store();
