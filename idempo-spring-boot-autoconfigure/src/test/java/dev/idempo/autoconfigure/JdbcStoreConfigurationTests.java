@@ -1,5 +1,8 @@
 package dev.idempo.autoconfigure;
 
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
@@ -91,8 +94,7 @@ class JdbcStoreConfigurationTests {
 	@Test
 	void userStoreWins() {
 		on(TestDatabases.postgres(), "postgres")
-			.withBean("myStore", LockingStore.class,
-					() -> new InMemoryLockingStore(java.time.Clock.systemUTC(), 10, 1024 * 1024))
+			.withBean("myStore", LockingStore.class, () -> new InMemoryLockingStore(Clock.systemUTC(), 10, 1024 * 1024))
 			.run((context) -> {
 				assertThat(context).hasSingleBean(LockingStore.class);
 				assertThat(context).hasBean("myStore");
@@ -294,7 +296,7 @@ class JdbcStoreConfigurationTests {
 			return new DelegatingDataSource(probe.getDataSource()) {
 
 				@Override
-				public java.sql.Connection getConnection() throws java.sql.SQLException {
+				public Connection getConnection() throws SQLException {
 					connections.incrementAndGet();
 					return super.getConnection();
 				}

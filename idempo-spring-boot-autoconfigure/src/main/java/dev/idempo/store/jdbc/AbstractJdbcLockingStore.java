@@ -134,6 +134,16 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 	 */
 	abstract int deleteExpired(Connection connection, int limit) throws SQLException;
 
+	/**
+	 * Checks the unlock that followed a store: a stored record means this session held
+	 * the lock, so the unlock must have found it.
+	 */
+	static void checkUnlocked(boolean stored, boolean unlocked) {
+		if (stored && !unlocked) {
+			logger.warn("An idempotency lock was not held by its lock session when its response was stored");
+		}
+	}
+
 	final JdbcStoreSettings settings() {
 		return this.settings;
 	}

@@ -183,7 +183,10 @@ public final class MySqlLockingStore extends AbstractJdbcLockingStore<MySqlLocki
 		List<Result> results = SqlPipeline.run(connection, session.multiStatements(), settings().timeoutSeconds(),
 				new Sql(this.storeSql, key, record.fingerprint(), record.response(), ttlMicros, lockName),
 				new Sql("SELECT RELEASE_LOCK(?)", lockName));
-		return results.get(0).updateCount() > 0;
+		boolean stored = results.get(0).updateCount() > 0;
+		@Nullable Object[] released = results.get(1).firstRow();
+		checkUnlocked(stored, released != null && isOne(released[0]));
+		return stored;
 	}
 
 	@Override

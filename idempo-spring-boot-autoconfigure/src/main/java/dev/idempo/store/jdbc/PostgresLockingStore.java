@@ -161,7 +161,10 @@ public final class PostgresLockingStore extends AbstractJdbcLockingStore<Postgre
 		List<Result> results = SqlPipeline.run(connection, true, settings().timeoutSeconds(), new Sql("BEGIN"),
 				new Sql(this.storeSql, key, record.fingerprint(), record.response(), ttlMicros, session.pid()),
 				new Sql("COMMIT"), unlockSql(key));
-		return results.get(1).updateCount() == 1;
+		boolean stored = results.get(1).updateCount() == 1;
+		@Nullable Object[] unlocked = results.get(3).firstRow();
+		checkUnlocked(stored, unlocked != null && Boolean.TRUE.equals(unlocked[0]));
+		return stored;
 	}
 
 	@Override

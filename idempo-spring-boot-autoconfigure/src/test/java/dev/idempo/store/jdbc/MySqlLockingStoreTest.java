@@ -2,6 +2,7 @@ package dev.idempo.store.jdbc;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.Properties;
 
@@ -63,7 +64,7 @@ class MySqlLockingStoreTest extends AbstractJdbcLockingStoreTests {
 	@Override
 	long idleTimeoutSeconds(Connection connection) throws Exception {
 		try (PreparedStatement statement = connection.prepareStatement("SELECT @@session.wait_timeout");
-				java.sql.ResultSet result = statement.executeQuery()) {
+				ResultSet result = statement.executeQuery()) {
 			assertThat(result.next()).isTrue();
 			return result.getLong(1);
 		}

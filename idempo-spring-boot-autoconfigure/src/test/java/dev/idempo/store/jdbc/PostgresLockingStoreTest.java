@@ -2,7 +2,10 @@ package dev.idempo.store.jdbc;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 
 import javax.sql.DataSource;
 
@@ -60,7 +63,7 @@ class PostgresLockingStoreTest extends AbstractJdbcLockingStoreTests {
 	long idleTimeoutSeconds(Connection connection) throws Exception {
 		try (PreparedStatement statement = connection
 			.prepareStatement("SELECT setting FROM pg_settings WHERE name = 'idle_session_timeout'");
-				java.sql.ResultSet result = statement.executeQuery()) {
+				ResultSet result = statement.executeQuery()) {
 			assertThat(result.next()).isTrue();
 			return Long.parseLong(result.getString(1)) / 1000;
 		}
@@ -120,7 +123,7 @@ class PostgresLockingStoreTest extends AbstractJdbcLockingStoreTests {
 	}
 
 	private static String[] collidingKeys(PostgresLockingStore store) {
-		java.util.Map<Integer, String> seen = new java.util.HashMap<>();
+		Map<Integer, String> seen = new HashMap<>();
 		String prefix = newKey().substring(0, 16);
 		for (int i = 0;; i++) {
 			String key = prefix + Integer.toHexString(i);

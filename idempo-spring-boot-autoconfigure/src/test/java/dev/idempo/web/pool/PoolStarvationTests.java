@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -81,8 +82,7 @@ abstract class PoolStarvationTests {
 				futures.add(executor.submit(() -> {
 					start.await();
 					HttpResponse<byte[]> response = this.http.postWithKey("/orders", key, order(key));
-					responses.computeIfAbsent(key, (k) -> new java.util.concurrent.CopyOnWriteArrayList<>())
-						.add(response);
+					responses.computeIfAbsent(key, (k) -> new CopyOnWriteArrayList<>()).add(response);
 					return null;
 				}));
 			}
