@@ -62,7 +62,8 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 @ConditionalOnClass(DispatcherServlet.class)
 @ConditionalOnBooleanProperty(name = "idempo.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(IdempotencyProperties.class)
-@Import({ IdempotencyAutoConfiguration.MemoryStoreConfiguration.class, RedisStoreConfiguration.class })
+@Import({ IdempotencyAutoConfiguration.MemoryStoreConfiguration.class, RedisStoreConfiguration.class,
+		JdbcStoreConfiguration.class })
 public final class IdempotencyAutoConfiguration {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyAutoConfiguration.class);
@@ -78,6 +79,7 @@ public final class IdempotencyAutoConfiguration {
 	@ConditionalOnMissingBean(LockingStore.class)
 	LockingStore idempotencyUnavailableLockingStore(IdempotencyProperties properties) {
 		StoreType type = properties.getStore().getType();
+		String name = type.name().toLowerCase(java.util.Locale.ROOT);
 		if (type == StoreType.REDIS) {
 			// RedisStoreConfiguration creates the store whenever Spring Data Redis is
 			// present
@@ -87,9 +89,18 @@ public final class IdempotencyAutoConfiguration {
 					"Add org.springframework.boot:spring-boot-starter-data-redis to your dependencies and "
 							+ "configure spring.data.redis.*, or set idempo.store.type to another store.");
 		}
+		if (type == StoreType.POSTGRES || type == StoreType.MYSQL) {
+			String driver = (type == StoreType.POSTGRES) ? "org.postgresql:postgresql"
+					: "org.mariadb.jdbc:mariadb-java-client or com.mysql:mysql-connector-j";
+			throw new IdempotencyStoreUnavailableException(type,
+					"the " + name + " store needs Spring JDBC (spring-jdbc and spring-boot-jdbc), "
+							+ "which is not on the class path.",
+					"Add org.springframework.boot:spring-boot-starter-jdbc and the JDBC driver (" + driver
+							+ "), or set idempo.store.type=memory, or declare your own "
+							+ "dev.idempo.store.LockingStore bean.");
+		}
 		throw new IdempotencyStoreUnavailableException(type,
-				"the " + type.name().toLowerCase(java.util.Locale.ROOT)
-						+ " store is not available in this version of idempo.",
+				"the " + name + " store is not available in this version of idempo.",
 				"Set idempo.store.type=memory, or declare your own dev.idempo.store.LockingStore bean.");
 	}
 

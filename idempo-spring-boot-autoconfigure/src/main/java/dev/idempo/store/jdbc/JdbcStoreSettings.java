@@ -1,0 +1,125 @@
+package dev.idempo.store.jdbc;
+
+import java.time.Duration;
+
+import org.springframework.util.Assert;
+
+/**
+ * Settings shared by the PostgreSQL and MySQL/MariaDB stores.
+ *
+ * @param tableName the table that keeps completed responses, optionally qualified by a
+ * schema ({@code schema.table}); letters, digits and underscores only
+ * @param lockSessions how many dedicated database sessions hold the locks of in-flight
+ * requests; every request's lock lives on one of them
+ * @param timeout the longest a store operation waits for a lock session plus the
+ * statement timeout of its SQL; beyond it the operation fails with a
+ * {@link dev.idempo.store.LockingStoreException}
+ * @param sessionCheckInterval how often idle lock sessions are checked, so that claims on
+ * a session that died are given up within about this long
+ * @param cleanupInterval how often expired rows are deleted
+ * @param cleanupBatchSize the most rows one {@code DELETE} removes; a cleanup run repeats
+ * it while full batches come back
+ * @author idempo
+ */
+public record JdbcStoreSettings(String tableName, int lockSessions, Duration timeout, Duration sessionCheckInterval,
+		Duration cleanupInterval, int cleanupBatchSize) {
+
+	/** The default table name, also the one written in the shipped schema scripts. */
+	public static final String DEFAULT_TABLE_NAME = "idempo_responses";
+
+	public JdbcStoreSettings {
+		JdbcStoreSchema.checkTableName(tableName);
+		Assert.isTrue(lockSessions > 0, "'lockSessions' must be positive");
+		Assert.isTrue(isPositive(timeout), "'timeout' must be positive");
+		Assert.isTrue(isPositive(sessionCheckInterval), "'sessionCheckInterval' must be positive");
+		Assert.isTrue(isPositive(cleanupInterval), "'cleanupInterval' must be positive");
+		Assert.isTrue(cleanupBatchSize > 0, "'cleanupBatchSize' must be positive");
+	}
+
+	/**
+	 * The defaults: table {@value #DEFAULT_TABLE_NAME}, 4 lock sessions, 5s timeout,
+	 * sessions checked every 10s, cleanup every minute in batches of 500 rows.
+	 * @return the default settings
+	 */
+	public static JdbcStoreSettings defaults() {
+		return new JdbcStoreSettings(DEFAULT_TABLE_NAME, 4, Duration.ofSeconds(5), Duration.ofSeconds(10),
+				Duration.ofMinutes(1), 500);
+	}
+
+	/**
+	 * A copy with another table name.
+	 * @param tableName the table name
+	 * @return the new settings
+	 */
+	public JdbcStoreSettings withTableName(String tableName) {
+		return new JdbcStoreSettings(tableName, this.lockSessions, this.timeout, this.sessionCheckInterval,
+				this.cleanupInterval, this.cleanupBatchSize);
+	}
+
+	/**
+	 * A copy with another number of lock sessions.
+	 * @param lockSessions the number of lock sessions
+	 * @return the new settings
+	 */
+	public JdbcStoreSettings withLockSessions(int lockSessions) {
+		return new JdbcStoreSettings(this.tableName, lockSessions, this.timeout, this.sessionCheckInterval,
+				this.cleanupInterval, this.cleanupBatchSize);
+	}
+
+	/**
+	 * A copy with another timeout.
+	 * @param timeout the timeout
+	 * @return the new settings
+	 */
+	public JdbcStoreSettings withTimeout(Duration timeout) {
+		return new JdbcStoreSettings(this.tableName, this.lockSessions, timeout, this.sessionCheckInterval,
+				this.cleanupInterval, this.cleanupBatchSize);
+	}
+
+	/**
+	 * A copy with another session check interval.
+	 * @param sessionCheckInterval the session check interval
+	 * @return the new settings
+	 */
+	public JdbcStoreSettings withSessionCheckInterval(Duration sessionCheckInterval) {
+		return new JdbcStoreSettings(this.tableName, this.lockSessions, this.timeout, sessionCheckInterval,
+				this.cleanupInterval, this.cleanupBatchSize);
+	}
+
+	/**
+	 * A copy with another cleanup schedule.
+	 * @param cleanupInterval how often expired rows are deleted
+	 * @param cleanupBatchSize the most rows one delete removes
+	 * @return the new settings
+	 */
+	public JdbcStoreSettings withCleanup(Duration cleanupInterval, int cleanupBatchSize) {
+		return new JdbcStoreSettings(this.tableName, this.lockSessions, this.timeout, this.sessionCheckInterval,
+				cleanupInterval, cleanupBatchSize);
+	}
+
+	/**
+	 * The statement timeout in whole seconds, as JDBC wants it: the timeout rounded up.
+	 * @return the statement timeout in seconds, at least 1
+	 */
+	int timeoutSeconds() {
+		return (int) Math.max(1, (this.timeout.toMillis() + 999) / 1000);
+	}
+
+	/**
+	 * How long the server may leave a lock session without a statement before it ends the
+	 * session: four session check intervals, at least a minute. The store pings every
+	 * idle session once per check interval, so only the sessions of an instance that
+	 * vanished without closing its connections (host lost, network cut) run into it; the
+	 * server then frees their locks instead of waiting for TCP keepalive.
+	 * @return the idle timeout
+	 */
+	Duration sessionIdleTimeout() {
+		Duration fourChecks = this.sessionCheckInterval.multipliedBy(4);
+		return (fourChecks.compareTo(Duration.ofMinutes(1)) > 0) ? fourChecks : Duration.ofMinutes(1);
+	}
+
+	private static boolean isPositive(Duration duration) {
+		return duration != null && !duration.isNegative() && !duration.isZero();
+	}
+
+}

@@ -1,0 +1,58 @@
+/*
+ * Copyright 2026 the idempo authors.
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *      https://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+/**
+ * {@link dev.idempo.store.LockingStore}s on PostgreSQL (advisory locks) and MySQL or
+ * MariaDB ({@code GET_LOCK}), with completed responses kept in a table.
+ * <h2>Connection discipline</h2> A session-level lock lives as long as the database
+ * session that took it, so a request's lock cannot live on a connection borrowed from the
+ * application's pool for the length of the request: with as many in-flight requests as
+ * pooled connections, handlers that query the database themselves would wait for a
+ * connection that only they can free. Instead each store keeps a small, fixed set of
+ * dedicated <em>lock sessions</em>
+ * ({@link dev.idempo.store.jdbc.JdbcStoreSettings#lockSessions()}), opened on demand from
+ * the store's own {@link javax.sql.DataSource} and shared by all requests: a claim runs
+ * its statements on whichever lock session is free and leaves its lock there; the
+ * request's complete or release later runs on the same session. Statements on one session
+ * are serialised, each waits at most
+ * {@link dev.idempo.store.jdbc.JdbcStoreSettings#timeout()}, and nothing a store does
+ * waits for the application's pool, so a request can never hold something another
+ * request's store operation needs while it waits for the pool. Because these locks are
+ * re-entrant within a session, an in-JVM guard (storage key to owner token) keeps two
+ * requests of one JVM from claiming one key through the same session.
+ * <h2>Failure</h2> If a lock session dies, the database frees its locks and every claim
+ * on it is lost: complete and release answer {@code false} and store nothing, and the key
+ * can be claimed again at once by other instances and, as soon as this instance notices
+ * (on the session's next statement, or by the check every
+ * {@link dev.idempo.store.jdbc.JdbcStoreSettings#sessionCheckInterval()}), here too. An
+ * instance that vanishes without closing its connections (host lost, network cut) cannot
+ * be noticed by the database until TCP gives up, so lock sessions ask the server to end
+ * them after four session check intervals (at least a minute) without a statement
+ * ({@code idle_session_timeout} on PostgreSQL 14+, {@code wait_timeout} on
+ * MySQL/MariaDB); live instances ping their idle sessions every check interval. Claims
+ * never expire otherwise, so {@code leaseExpires()} is {@code false} and {@code renew}
+ * only reports, without a round trip, whether the claim is still held. A statement that
+ * fails on a live session is undone where it can be; where the state of a lock cannot be
+ * known, the session is closed, which is the one sure way to free it. Infrastructure
+ * failures surface as {@link dev.idempo.store.LockingStoreException}.
+ * <h2>Maintenance</h2> One daemon thread per store checks idle lock sessions and deletes
+ * expired rows in bounded batches; {@code close()} stops it and closes the lock sessions,
+ * which frees their locks.
+ */
+@NullMarked
+package dev.idempo.store.jdbc;
+
+import org.jspecify.annotations.NullMarked;

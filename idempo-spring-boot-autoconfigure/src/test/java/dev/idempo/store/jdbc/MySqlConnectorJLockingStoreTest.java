@@ -1,0 +1,21 @@
+package dev.idempo.store.jdbc;
+
+import java.util.Properties;
+
+import javax.sql.DataSource;
+
+/**
+ * The contract on MySQL or MariaDB through MySQL's own driver, {@code mysql-connector-j}.
+ *
+ * @author idempo
+ */
+class MySqlConnectorJLockingStoreTest extends MySqlLockingStoreTest {
+
+	@Override
+	DataSource dataSource() {
+		Properties properties = new Properties();
+		properties.setProperty("allowMultiQueries", "true");
+		return database().withScheme("jdbc:mysql:").dataSource(properties);
+	}
+
+}

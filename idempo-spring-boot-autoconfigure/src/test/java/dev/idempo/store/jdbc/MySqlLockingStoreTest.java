@@ -1,0 +1,115 @@
+package dev.idempo.store.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.Properties;
+
+import javax.sql.DataSource;
+
+import org.junit.jupiter.api.Test;
+
+import dev.idempo.store.ClaimResult;
+import dev.idempo.store.Lease;
+import dev.idempo.testsupport.TestDatabases;
+import dev.idempo.testsupport.TestDatabases.TestDatabase;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The contract and the SQL store tests on a real MySQL or MariaDB server through the
+ * MariaDB driver, with multi-statements allowed (each operation one round trip).
+ *
+ * @author idempo
+ */
+class MySqlLockingStoreTest extends AbstractJdbcLockingStoreTests {
+
+	@Override
+	TestDatabase database() {
+		return TestDatabases.mysql();
+	}
+
+	@Override
+	String platform() {
+		return "mysql";
+	}
+
+	@Override
+	DataSource dataSource() {
+		Properties properties = new Properties();
+		properties.setProperty("allowMultiQueries", "true");
+		return database().dataSource(properties);
+	}
+
+	@Override
+	AbstractJdbcLockingStore<?> newStore(DataSource dataSource, JdbcStoreSettings settings) {
+		return new MySqlLockingStore(dataSource, settings, MySqlLockingStore.DEFAULT_LOCK_PREFIX);
+	}
+
+	@Override
+	void killSessionHolding(AbstractJdbcLockingStore<?> store, Lease lease) {
+		String name = ((MySqlLockingStore) store).lockName(lease.key());
+		JdbcTemplate jdbc = database().jdbc();
+		Long holder = jdbc.queryForObject("SELECT IS_USED_LOCK(?)", Long.class, name);
+		assertThat(holder).as("session holding %s", name).isNotNull();
+		jdbc.execute("KILL CONNECTION " + holder.longValue());
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> !holder.equals(jdbc.queryForObject("SELECT IS_USED_LOCK(?)", Long.class, name)));
+	}
+
+	@Override
+	long idleTimeoutSeconds(Connection connection) throws Exception {
+		try (PreparedStatement statement = connection.prepareStatement("SELECT @@session.wait_timeout");
+				ResultSet result = statement.executeQuery()) {
+			assertThat(result.next()).isTrue();
+			return result.getLong(1);
+		}
+	}
+
+	@Test
+	void lockNamesArePrefixedDigestsOfAtMost64Characters() throws Exception {
+		MySqlLockingStore store = (MySqlLockingStore) store();
+		String key = newKey();
+		Lease lease = acquire(key);
+		String name = store.lockName(key);
+		assertThat(name).hasSize(64).startsWith(MySqlLockingStore.DEFAULT_LOCK_PREFIX).doesNotContain(key);
+		assertThat(store.release(lease)).isTrue();
+		try (Connection application = database().connect();
+				PreparedStatement statement = application.prepareStatement("SELECT GET_LOCK(?, 0)")) {
+			statement.setString(1, name);
+			statement.execute();
+			assertThat(store.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
+		}
+		awaitAcquired(key);
+	}
+
+	@Test
+	void anotherPrefixIsAnotherLock() {
+		String key = newKey();
+		acquire(key);
+		MySqlLockingStore other = new MySqlLockingStore(dataSource(), settings(), "other-app:");
+		try {
+			assertThat(other.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+			assertThat(other.lockName(key)).hasSize(64).startsWith("other-app:");
+		}
+		finally {
+			other.close();
+		}
+	}
+
+	@Test
+	void multiStatementsAreDetectedPerConnection() throws Exception {
+		Properties properties = new Properties();
+		properties.setProperty("allowMultiQueries", "true");
+		try (Connection multi = database().dataSource(properties).getConnection();
+				Connection single = database().connect()) {
+			assertThat(MySqlLockingStore.allowsMultiStatements(multi, 5)).isTrue();
+			assertThat(MySqlLockingStore.allowsMultiStatements(single, 5)).isFalse();
+		}
+	}
+
+}
