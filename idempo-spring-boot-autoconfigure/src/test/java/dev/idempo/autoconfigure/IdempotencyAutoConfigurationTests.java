@@ -206,7 +206,9 @@ class IdempotencyAutoConfigurationTests {
 		for (String property : List.of("idempo.enabled", "idempo.key-header", "idempo.key-required",
 				"idempo.response-ttl", "idempo.lock-ttl", "idempo.max-response-size", "idempo.excluded-headers",
 				"idempo.conflict.retry-after", "idempo.conflict.wait-timeout", "idempo.store-failure.mode",
-				"idempo.store.type", "idempo.store.memory.max-entries", "idempo.store.memory.max-size")) {
+				"idempo.store.type", "idempo.store.memory.max-entries", "idempo.store.memory.max-size",
+				"idempo.max-request-size", "idempo.store.redis.key-prefix", "idempo.store.jdbc.table-name",
+				"idempo.store.jdbc.lock-sessions", "idempo.store.jdbc.initialize-schema")) {
 			assertThat(metadata).contains("\"name\": \"" + property + "\"");
 		}
 		assertThat(metadata).doesNotContain("\"description\": \"\"");
