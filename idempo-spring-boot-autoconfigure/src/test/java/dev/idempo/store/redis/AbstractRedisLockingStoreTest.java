@@ -53,20 +53,6 @@ abstract class AbstractRedisLockingStoreTest extends LockingStoreContractTest {
 		}
 	}
 
-	/**
-	 * Waits in real time: Redis expires keys by its own clock.
-	 */
-	@Override
-	protected void elapse(Duration duration) {
-		try {
-			Thread.sleep(duration.toMillis());
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
-	}
-
 	@Override
 	protected Duration shortTtl() {
 		return Duration.ofMillis(500);
