@@ -190,6 +190,11 @@ public final class MySqlLockingStore extends AbstractJdbcLockingStore<MySqlLocki
 	}
 
 	@Override
+	void unlockAll(Connection connection) throws SQLException {
+		SqlPipeline.run(connection, false, settings().timeoutSeconds(), new Sql("SELECT RELEASE_ALL_LOCKS()"));
+	}
+
+	@Override
 	boolean unlock(Connection connection, Session session, String key) throws SQLException {
 		@Nullable Object[] row = SqlPipeline
 			.run(connection, false, settings().timeoutSeconds(),
