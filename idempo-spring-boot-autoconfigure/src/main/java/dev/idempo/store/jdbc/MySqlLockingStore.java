@@ -76,7 +76,8 @@ public final class MySqlLockingStore extends AbstractJdbcLockingStore<MySqlLocki
 
 	/**
 	 * Creates a store. Lock sessions are opened from {@code dataSource} on demand and
-	 * kept open, so it should not be the application's own pool (see the
+	 * kept open, so it should not be a connection pool, least of all the application's
+	 * own, and it should bound how long opening a connection may take (see the
 	 * {@linkplain dev.idempo.store.jdbc package documentation}). Starts one daemon
 	 * maintenance thread; {@link #close()} stops it.
 	 * @param dataSource where lock sessions and cleanup connections come from
