@@ -333,9 +333,10 @@ public class IdempotencyProperties {
 			private int lockSessions = 4;
 
 			/**
-			 * Longest a store operation waits for a free lock session, and the statement
-			 * timeout of its SQL (whole seconds). Beyond it the request fails like any
-			 * store failure (idempo.store-failure).
+			 * Longest a store operation waits for a free lock session, the statement
+			 * timeout of its SQL and the connect/login timeout of the connections idempo
+			 * opens (whole seconds). Beyond it the request fails like any store failure
+			 * (idempo.store-failure).
 			 */
 			private Duration timeout = Duration.ofSeconds(5);
 

@@ -1,9 +1,14 @@
 package dev.idempo.autoconfigure;
 
+import java.sql.SQLException;
 import java.util.Locale;
 import java.util.Properties;
 
 import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariConfigMXBean;
+import com.zaxxer.hikari.HikariDataSource;
+import org.jspecify.annotations.Nullable;
 
 import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempo.store.LockingStore;
@@ -18,23 +23,28 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.jdbc.DataSourceBuilder;
+import org.springframework.boot.jdbc.DataSourceUnwrapper;
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+import org.springframework.util.ClassUtils;
 
 /**
  * The PostgreSQL and MySQL/MariaDB stores, for {@code idempo.store.type=postgres} and
  * {@code mysql}, when Spring JDBC and Spring Boot's JDBC support are on the class path.
  * <p>
  * The stores keep a few lock sessions open for as long as the application runs, so they
- * never borrow them from the application's pool. By default they open them with the
- * connection settings (URL, user name, password) of the application's {@link DataSource}
- * through an unpooled {@link SimpleDriverDataSource}; a {@code DataSource} bean named (or
- * qualified) {@value #DATA_SOURCE_BEAN_NAME} is used instead, as it is, when one exists,
- * for the lock sessions, the cleanup and the schema script. Declaring it with
+ * never borrow them from the application's pool, and closing one must end its database
+ * session. By default they open them with the connection settings (URL, user name,
+ * password, Hikari data source properties) of the application's {@link DataSource}
+ * through an unpooled {@link SimpleDriverDataSource}, with connect and login timeouts
+ * derived from {@code idempo.store.jdbc.timeout}. A {@code DataSource} bean named (or
+ * qualified) {@value #DATA_SOURCE_BEAN_NAME} is used instead when one exists, for the
+ * lock sessions, the cleanup and the schema script: as it is, unless it is a connection
+ * pool, whose settings are then used the same way. Declaring it with
  * {@code @Bean(defaultCandidate = false)} keeps it out of the application's own injection
  * points.
  *
@@ -49,6 +59,15 @@ class JdbcStoreConfiguration {
 	/** The name (or qualifier) of a {@link DataSource} dedicated to idempo. */
 	static final String DATA_SOURCE_BEAN_NAME = "idempotencyDataSource";
 
+	private static final boolean HIKARI_PRESENT = ClassUtils.isPresent("com.zaxxer.hikari.HikariDataSource",
+			JdbcStoreConfiguration.class.getClassLoader());
+
+	/** The connection pools whose connections outlive {@code close()}. */
+	private static final String[] POOL_TYPES = { "com.zaxxer.hikari.HikariDataSource",
+			"org.apache.tomcat.jdbc.pool.DataSourceProxy", "org.apache.commons.dbcp2.BasicDataSource",
+			"oracle.ucp.jdbc.PoolDataSource", "org.mariadb.jdbc.MariaDbPoolDataSource",
+			"com.mchange.v2.c3p0.AbstractComboPooledDataSource", "org.vibur.dbcp.ViburDBCPDataSource" };
+
 	static JdbcStoreSettings settings(IdempotencyProperties properties) {
 		IdempotencyProperties.Store.Jdbc jdbc = properties.getStore().getJdbc();
 		return new JdbcStoreSettings(jdbc.getTableName(), jdbc.getLockSessions(), jdbc.getTimeout(),
@@ -56,37 +75,127 @@ class JdbcStoreConfiguration {
 	}
 
 	/**
-	 * Where lock sessions and cleanup connections come from: the dedicated data source as
-	 * it is, else an unpooled one with the application's connection settings.
+	 * Where lock sessions and cleanup connections come from: connections that are
+	 * database sessions of their own, because closing a lock session must end it and so
+	 * free its locks. The dedicated data source is used as it is unless it is a
+	 * connection pool; a pool (the dedicated one or, always, the application's) only
+	 * lends its connection settings to an unpooled {@link SimpleDriverDataSource}, with
+	 * connect and login timeouts derived from {@code settings}.
 	 */
-	static DataSource lockSessionDataSource(StoreType type, ObjectProvider<DataSource> dedicated,
-			ObjectProvider<DataSource> application) {
+	static DataSource lockSessionDataSource(StoreType type, JdbcStoreSettings settings,
+			ObjectProvider<DataSource> dedicated, ObjectProvider<DataSource> application) {
 		DataSource own = dedicated.getIfAvailable();
-		if (own != null) {
+		if (own != null && !isPool(own)) {
 			return own;
 		}
-		DataSource shared = applicationDataSource(type, application);
+		DataSource source = (own != null) ? own : applicationDataSource(type, application);
 		try {
-			SimpleDriverDataSource derived = DataSourceBuilder.derivedFrom(shared)
-				.type(SimpleDriverDataSource.class)
-				.build();
-			if (type == StoreType.MYSQL) {
-				// lets a claim's two statements share one round trip; both drivers know
-				// it
-				Properties connectionProperties = new Properties();
-				connectionProperties.setProperty("allowMultiQueries", "true");
-				derived.setConnectionProperties(connectionProperties);
-			}
-			return derived;
+			return unpooled(type, settings, source);
 		}
 		catch (RuntimeException ex) {
+			String whose = (own != null) ? "the connection pool '" + DATA_SOURCE_BEAN_NAME + "'"
+					: "the application's DataSource";
 			throw new IdempotencyStoreUnavailableException(type,
-					"its lock sessions must not come from the application's connection pool, and idempo could not "
-							+ "derive connection settings from the application's DataSource ("
-							+ shared.getClass().getName() + "): " + ex.getMessage(),
+					"its lock sessions must be database sessions of their own, not pooled connections, and idempo "
+							+ "could not derive connection settings from " + whose + " (" + source.getClass().getName()
+							+ "): " + ex.getMessage(),
 					"Declare a DataSource bean named '" + DATA_SOURCE_BEAN_NAME
-							+ "' (for example @Bean(defaultCandidate = false)) for idempo's lock sessions.");
+							+ "' that is not a pool (for example a SimpleDriverDataSource, with "
+							+ "@Bean(defaultCandidate = false)) for idempo's lock sessions.");
 		}
+	}
+
+	/**
+	 * An unpooled data source with the connection settings of {@code source}: URL, user
+	 * name, password and, for a Hikari pool, its data source properties.
+	 */
+	static SimpleDriverDataSource unpooled(StoreType type, JdbcStoreSettings settings, DataSource source) {
+		SimpleDriverDataSource derived = DataSourceBuilder.derivedFrom(source)
+			.type(SimpleDriverDataSource.class)
+			.build();
+		Properties connectionProperties = new Properties();
+		if (HIKARI_PRESENT) {
+			connectionProperties.putAll(Hikari.dataSourceProperties(source));
+		}
+		if (type == StoreType.MYSQL) {
+			// lets a claim's two statements share one round trip; both drivers know it
+			connectionProperties.putIfAbsent("allowMultiQueries", "true");
+		}
+		addTimeouts(derived.getUrl(), settings, connectionProperties);
+		derived.setConnectionProperties(connectionProperties);
+		return derived;
+	}
+
+	/**
+	 * Bounds opening a connection, which a request may wait for, by the store's timeout
+	 * (rounded up to whole seconds, as its statement timeout is), unless the URL or the
+	 * properties already say: the TCP connect, the login and, since MySQL's driver has no
+	 * login timeout, reads while logging in. Once open, the store gives each connection
+	 * its own, longer network timeout. PostgreSQL's driver counts seconds, MariaDB's and
+	 * MySQL's milliseconds.
+	 */
+	static void addTimeouts(@Nullable String url, JdbcStoreSettings settings, Properties properties) {
+		if (url == null) {
+			return;
+		}
+		long connect = Math.max(1, (settings.timeout().toMillis() + 999) / 1000);
+		if (url.startsWith("jdbc:postgresql:")) {
+			setUnlessGiven(url, properties, "loginTimeout", connect);
+			setUnlessGiven(url, properties, "connectTimeout", connect);
+			setUnlessGiven(url, properties, "socketTimeout", connect);
+		}
+		else if (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:")) {
+			setUnlessGiven(url, properties, "connectTimeout", connect * 1000);
+			setUnlessGiven(url, properties, "socketTimeout", connect * 1000);
+		}
+	}
+
+	private static void setUnlessGiven(String url, Properties properties, String name, long value) {
+		boolean inUrl = url.toLowerCase(Locale.ROOT).matches(".*[?&;]" + name.toLowerCase(Locale.ROOT) + "=.*");
+		boolean inProperties = properties.stringPropertyNames()
+			.stream()
+			.anyMatch((given) -> given.equalsIgnoreCase(name));
+		if (!inUrl && !inProperties) {
+			properties.setProperty(name, Long.toString(value));
+		}
+	}
+
+	/**
+	 * Whether {@code dataSource} lends out connections that outlive {@code close()}: one
+	 * of the connection pools Spring Boot knows, possibly behind a wrapper.
+	 */
+	static boolean isPool(DataSource dataSource) {
+		for (String name : POOL_TYPES) {
+			if (ClassUtils.isPresent(name, JdbcStoreConfiguration.class.getClassLoader())) {
+				Class<?> type = ClassUtils.resolveClassName(name, JdbcStoreConfiguration.class.getClassLoader());
+				if (type.isInstance(dataSource) || unwrapsTo(dataSource, type)) {
+					return true;
+				}
+			}
+		}
+		return false;
+	}
+
+	private static boolean unwrapsTo(DataSource dataSource, Class<?> type) {
+		try {
+			return dataSource.isWrapperFor(type);
+		}
+		catch (SQLException | RuntimeException ex) {
+			return false;
+		}
+	}
+
+	/**
+	 * What is read from a Hikari pool; apart so that Hikari is needed only when present.
+	 */
+	private static final class Hikari {
+
+		static Properties dataSourceProperties(DataSource source) {
+			HikariDataSource hikari = DataSourceUnwrapper.unwrap(source, HikariConfigMXBean.class,
+					HikariDataSource.class);
+			return (hikari != null) ? hikari.getDataSourceProperties() : new Properties();
+		}
+
 	}
 
 	/**
@@ -137,8 +246,9 @@ class JdbcStoreConfiguration {
 		PostgresLockingStore idempotencyLockingStore(IdempotencyProperties properties,
 				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
 				ObjectProvider<DataSource> application) {
-			return new PostgresLockingStore(lockSessionDataSource(StoreType.POSTGRES, dedicated, application),
-					settings(properties), properties.getStore().getJdbc().getPostgres().getLockNamespace());
+			JdbcStoreSettings settings = settings(properties);
+			return new PostgresLockingStore(lockSessionDataSource(StoreType.POSTGRES, settings, dedicated, application),
+					settings, properties.getStore().getJdbc().getPostgres().getLockNamespace());
 		}
 
 	}
@@ -162,8 +272,9 @@ class JdbcStoreConfiguration {
 		MySqlLockingStore idempotencyLockingStore(IdempotencyProperties properties,
 				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
 				ObjectProvider<DataSource> application) {
-			return new MySqlLockingStore(lockSessionDataSource(StoreType.MYSQL, dedicated, application),
-					settings(properties), properties.getStore().getJdbc().getMysql().getLockPrefix());
+			JdbcStoreSettings settings = settings(properties);
+			return new MySqlLockingStore(lockSessionDataSource(StoreType.MYSQL, settings, dedicated, application),
+					settings, properties.getStore().getJdbc().getMysql().getLockPrefix());
 		}
 
 	}

@@ -1,6 +1,9 @@
 package dev.idempo.autoconfigure;
 
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -38,9 +41,11 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * Tests for the auto-configuration of the PostgreSQL and MySQL/MariaDB stores. Contexts
@@ -183,14 +188,81 @@ class JdbcStoreConfigurationTests {
 			pool.setJdbcUrl(database.url());
 			pool.setUsername(database.username());
 			pool.setPassword(database.password());
-			DataSource derived = JdbcStoreConfiguration.lockSessionDataSource(StoreType.MYSQL, provider(null),
-					provider(pool));
+			DataSource derived = JdbcStoreConfiguration.lockSessionDataSource(StoreType.MYSQL,
+					JdbcStoreSettings.defaults(), provider(null), provider(pool));
 			assertThat(derived).isInstanceOf(SimpleDriverDataSource.class);
 			SimpleDriverDataSource unpooled = (SimpleDriverDataSource) derived;
 			assertThat(unpooled.getUrl()).isEqualTo(database.url());
 			assertThat(unpooled.getUsername()).isEqualTo(database.username());
 			assertThat(unpooled.getConnectionProperties()).containsEntry("allowMultiQueries", "true");
 			assertThat(pool.isRunning()).as("the application's pool is left alone").isFalse();
+		}
+	}
+
+	@Test
+	void aPoolLendsLockSessionsOnlyItsSettingsIncludingItsDataSourceProperties() throws Exception {
+		TestDatabase database = TestDatabases.postgres();
+		String applicationName = "idempo-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+		JdbcStoreSettings settings = JdbcStoreSettings.defaults().withTimeout(Duration.ofSeconds(3));
+		try (HikariDataSource pool = new HikariDataSource()) {
+			pool.setJdbcUrl(database.url());
+			pool.setUsername(database.username());
+			pool.setPassword(database.password());
+			pool.addDataSourceProperty("ApplicationName", applicationName);
+			// a pooled idempotencyDataSource, as DataSourceBuilder builds by default,
+			// and the application's pool
+			for (boolean dedicated : new boolean[] { true, false }) {
+				DataSource derived = JdbcStoreConfiguration.lockSessionDataSource(StoreType.POSTGRES, settings,
+						provider(dedicated ? pool : null), provider(dedicated ? null : pool));
+				assertThat(derived).isInstanceOf(SimpleDriverDataSource.class);
+				assertThat(((SimpleDriverDataSource) derived).getConnectionProperties())
+					.containsEntry("ApplicationName", applicationName)
+					.containsEntry("loginTimeout", "3")
+					.containsEntry("connectTimeout", "3");
+				try (Connection connection = derived.getConnection()) {
+					assertThat(new JdbcTemplate(new SingleConnectionDataSource(connection, true))
+						.queryForObject("SELECT current_setting('application_name')", String.class))
+						.isEqualTo(applicationName);
+				}
+			}
+			assertThat(pool.isRunning()).as("no connection was taken from the pool").isFalse();
+		}
+	}
+
+	@Test
+	void aDataSourceThatIsNotAPoolIsUsedAsItIs() {
+		DataSource plain = TestDatabases.postgres().dataSource();
+		assertThat(JdbcStoreConfiguration.lockSessionDataSource(StoreType.POSTGRES, JdbcStoreSettings.defaults(),
+				provider(plain), provider(null)))
+			.isSameAs(plain);
+	}
+
+	@Test
+	void lockSessionsGiveUpOnAServerThatNeverAnswers() throws Exception {
+		JdbcStoreSettings settings = JdbcStoreSettings.defaults().withTimeout(Duration.ofSeconds(1));
+		// accepts connections (the kernel does) but never says a word
+		try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+			String address = "//127.0.0.1:" + silent.getLocalPort() + "/test";
+			for (String url : new String[] { "jdbc:postgresql:" + address, "jdbc:mariadb:" + address,
+					"jdbc:mysql:" + address }) {
+				StoreType type = url.startsWith("jdbc:postgresql:") ? StoreType.POSTGRES : StoreType.MYSQL;
+				SimpleDriverDataSource application = new SimpleDriverDataSource(DriverManager.getDriver(url), url,
+						"idempo", "secret");
+				DataSource derived = JdbcStoreConfiguration.lockSessionDataSource(type, settings, provider(null),
+						provider(application));
+				AutoCloseable store = (type == StoreType.POSTGRES)
+						? new PostgresLockingStore(derived, settings, PostgresLockingStore.DEFAULT_LOCK_NAMESPACE)
+						: new MySqlLockingStore(derived, settings, MySqlLockingStore.DEFAULT_LOCK_PREFIX);
+				try {
+					assertTimeoutPreemptively(Duration.ofSeconds(8),
+							() -> assertThatExceptionOfType(LockingStoreException.class)
+								.isThrownBy(() -> ((LockingStore) store).claim("0123abcd", Duration.ofSeconds(30))),
+							url);
+				}
+				finally {
+					store.close();
+				}
+			}
 		}
 	}
 

@@ -3,11 +3,14 @@ package dev.idempo.store.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLTransactionRollbackException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -45,11 +48,16 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 
 	private static final int MAX_CLEANUP_BATCHES = 1000;
 
+	/**
+	 * Failed pings in a row after which a connection that is still open counts as dead.
+	 */
+	private static final int MAX_FAILED_PINGS = 3;
+
 	private final DataSource dataSource;
 
 	private final JdbcStoreSettings settings;
 
-	private final List<LockSession<S>> sessions;
+	private final List<LockSession<S, Holder>> sessions;
 
 	private final AtomicInteger nextSession = new AtomicInteger();
 
@@ -59,6 +67,13 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 
 	private final ScheduledThreadPoolExecutor maintenance;
 
+	/** Signalled whenever a lock session is let go while someone waits for any. */
+	private final Object sessionFreed = new Object();
+
+	private final AtomicLong freedSessions = new AtomicLong();
+
+	private final AtomicInteger waitingForSession = new AtomicInteger();
+
 	private volatile boolean closed;
 
 	AbstractJdbcLockingStore(DataSource dataSource, JdbcStoreSettings settings) {
@@ -66,9 +81,9 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 		Assert.notNull(settings, "'settings' must not be null");
 		this.dataSource = dataSource;
 		this.settings = settings;
-		List<LockSession<S>> sessions = new ArrayList<>(settings.lockSessions());
+		List<LockSession<S, Holder>> sessions = new ArrayList<>(settings.lockSessions());
 		for (int i = 0; i < settings.lockSessions(); i++) {
-			sessions.add(new LockSession<>(i));
+			sessions.add(new LockSession<>(i, this::sessionFreed));
 		}
 		this.sessions = List.copyOf(sessions);
 		// two threads, so that a long cleanup never delays the session checks
@@ -129,6 +144,13 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 	abstract boolean unlock(Connection connection, S session, String key) throws SQLException;
 
 	/**
+	 * Frees every lock this session holds, by statement: run before a lock session's
+	 * connection is closed, because closing frees them only if the connection is a
+	 * database session of its own (a pooled connection outlives {@code close()}).
+	 */
+	abstract void unlockAll(Connection connection) throws SQLException;
+
+	/**
 	 * Deletes at most {@code limit} expired rows.
 	 * @return the number of rows deleted
 	 */
@@ -154,8 +176,9 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 	 * {@inheritDoc}
 	 * <p>
 	 * Runs one statement round trip on a free lock session (rarely two: see
-	 * {@link #probe}). A duplicate of a request of this JVM that is itself being claimed
-	 * or completed waits for that round trip instead of answering "in progress" early.
+	 * {@link #probe}), waiting up to {@link JdbcStoreSettings#timeout()} for any session
+	 * to be free. A duplicate of a request of this JVM that is itself being claimed or
+	 * completed waits for that round trip instead of answering "in progress" early.
 	 * {@code lockTtl} is ignored: the lock lives as long as its session.
 	 */
 	@Override
@@ -174,12 +197,12 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 			if (!current.awaitSettled(deadline)) {
 				return ClaimResult.InProgress.instance();
 			}
-			if (current.isHeld()) {
+			if (current.isLocked()) {
 				if (isLive(current)) {
 					return ClaimResult.InProgress.instance();
 				}
 				// its session died: the claim is lost, the key is free
-				this.holders.remove(key, current);
+				forget(current);
 			}
 		}
 		ClaimResult result = null;
@@ -188,9 +211,8 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 			return result;
 		}
 		finally {
-			if (!(result instanceof ClaimResult.Acquired)) {
-				this.holders.remove(key, mine);
-				mine.gone();
+			if (!(result instanceof ClaimResult.Acquired) && !mine.isUnlocking()) {
+				forget(mine);
 			}
 		}
 	}
@@ -198,15 +220,16 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 	private ClaimResult claimOnSession(String key, Holder mine, long deadline) {
 		boolean retried = false;
 		while (true) {
-			LockSession<S> session = lockAnySession(deadline);
+			LockSession<S, Holder> session = lockAnySession(deadline);
 			try {
+				runPendingUnlocks(session);
 				boolean opened = openIfNeeded(session);
 				Probe probe;
 				try {
 					probe = probe(session.connection(), session.state(), key);
 				}
 				catch (SQLException ex) {
-					if (session.isBroken(this.settings.timeoutSeconds())) {
+					if (session.isDead(ex)) {
 						lost(session, "failed while claiming a key", ex);
 						if (!opened && !retried) {
 							// a connection that died while idle: once more on a new one
@@ -216,7 +239,7 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 						throw new LockingStoreException("Idempotency lock session failed", ex);
 					}
 					// the statement may have taken the lock before it failed
-					freeLockOfFailedClaim(session, key, ex);
+					freeLockOfFailedClaim(session, mine, ex);
 					throw new LockingStoreException("Could not claim an idempotency key", ex);
 				}
 				StoredRecord record = probe.record();
@@ -224,7 +247,7 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 					if (probe.locked()) {
 						// the owner completed between our two statements: give back the
 						// lock this statement took
-						unlockOrLose(session, key, null);
+						unlockOrDefer(session, mine, null);
 					}
 					return new ClaimResult.Completed(record);
 				}
@@ -244,7 +267,11 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 	 * {@inheritDoc}
 	 * <p>
 	 * Runs on the lease's lock session. Answers {@code false} if that session died since
-	 * the claim; then nothing was stored by this call.
+	 * the claim; then nothing was stored by this call. If the response cannot be stored
+	 * (the session stayed busy for {@link JdbcStoreSettings#timeout()}, or the statement
+	 * failed on a live session) this throws, and the key stays locked until its unlock
+	 * has run on that session: right away where possible, else before the session's next
+	 * statement.
 	 */
 	@Override
 	public boolean complete(Lease lease, StoredRecord record, Duration ttl) {
@@ -253,33 +280,34 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 		if (holder == null) {
 			return false;
 		}
-		boolean over = true;
+		// until known otherwise, the lock may still be held: keep the key and unlock
+		// later
+		boolean over = false;
 		try {
-			LockSession<S> session = sessionOf(holder);
 			if (!isLive(holder)) {
+				over = true;
 				return false;
 			}
+			LockSession<S, Holder> session = sessionOf(holder);
 			lockSession(session, System.nanoTime() + this.settings.timeout().toNanos());
 			try {
+				runPendingUnlocks(session);
 				if (session.generation() != holder.generation()) {
+					over = true;
 					return false;
 				}
 				try {
-					return storeAndUnlock(session.connection(), session.state(), lease.key(), record, ttl);
+					boolean stored = storeAndUnlock(session.connection(), session.state(), lease.key(), record, ttl);
+					over = true;
+					return stored;
 				}
 				catch (SQLException ex) {
-					if (session.isBroken(this.settings.timeoutSeconds())) {
+					if (session.isDead(ex)) {
 						lost(session, "failed while storing a response", ex);
+						over = true;
 						return false;
 					}
-					try {
-						afterFailedStore(session.connection());
-						over = false;
-					}
-					catch (SQLException recovery) {
-						ex.addSuppressed(recovery);
-						lost(session, "could not recover from a failed store", ex);
-					}
+					over = undoFailedStore(session, holder, ex);
 					throw new LockingStoreException("Could not store an idempotent response", ex);
 				}
 			}
@@ -287,20 +315,39 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 				session.unlock();
 			}
 		}
-		catch (SessionBusyException ex) {
-			over = false;
-			throw ex;
-		}
 		finally {
-			settle(lease.key(), holder, over);
+			settle(holder, over);
+		}
+	}
+
+	/**
+	 * Rolls back what a failed store left on a live session and unlocks the key.
+	 * @return whether the key is unlocked (or its session gone)
+	 */
+	private boolean undoFailedStore(LockSession<S, Holder> session, Holder holder, SQLException failure) {
+		try {
+			afterFailedStore(session.connection());
+			unlock(session.connection(), session.state(), holder.key);
+			return true;
+		}
+		catch (SQLException ex) {
+			failure.addSuppressed(ex);
+			if (session.isDead(ex)) {
+				lost(session, "failed while recovering from a failed store", failure);
+				return true;
+			}
+			return false;
 		}
 	}
 
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * Runs on the lease's lock session. If the unlock statement fails on a live session,
-	 * the session is closed, which frees the lock (and loses the other claims on it).
+	 * Runs on the lease's lock session. If that session stays busy for
+	 * {@link JdbcStoreSettings#timeout()}, the unlock is queued on it and runs before the
+	 * session's next statement (the key stays locked until then), and this answers
+	 * {@code true}. If the unlock statement fails on a live session, it is queued the
+	 * same way and this throws; the session, and the other claims on it, are kept.
 	 */
 	@Override
 	public boolean release(Lease lease) {
@@ -308,45 +355,47 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 		if (holder == null) {
 			return false;
 		}
-		boolean over = true;
+		boolean over = false;
 		try {
-			LockSession<S> session = sessionOf(holder);
 			if (!isLive(holder)) {
+				over = true;
 				return false;
 			}
-			lockSession(session, System.nanoTime() + this.settings.timeout().toNanos());
+			LockSession<S, Holder> session = sessionOf(holder);
+			if (!tryLockSession(session, System.nanoTime() + this.settings.timeout().toNanos())) {
+				// queued by settle: runs before the session's next statement
+				return true;
+			}
 			try {
+				runPendingUnlocks(session);
 				if (session.generation() != holder.generation()) {
+					over = true;
 					return false;
 				}
 				try {
 					boolean released = unlock(session.connection(), session.state(), lease.key());
+					over = true;
 					if (!released) {
 						logger.warn("An idempotency lock was not held by its lock session when released");
 					}
 					return released;
 				}
 				catch (SQLException ex) {
-					boolean broken = session.isBroken(this.settings.timeoutSeconds());
-					lost(session,
-							broken ? "failed while releasing a key" : "closed to free a lock it could not release", ex);
-					if (broken) {
+					if (session.isDead(ex)) {
+						lost(session, "failed while releasing a key", ex);
+						over = true;
 						return false;
 					}
-					throw new LockingStoreException("Could not release an idempotency lock; its session was closed",
-							ex);
+					throw new LockingStoreException("Could not release an idempotency lock; the unlock is retried "
+							+ "before the next statement of its lock session", ex);
 				}
 			}
 			finally {
 				session.unlock();
 			}
 		}
-		catch (SessionBusyException ex) {
-			over = false;
-			throw ex;
-		}
 		finally {
-			settle(lease.key(), holder, over);
+			settle(holder, over);
 		}
 	}
 
@@ -368,7 +417,9 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 	 * {@link JdbcStoreSettings#cleanupBatchSize()} rows until a batch comes back short;
 	 * the maintenance thread calls this every
 	 * {@link JdbcStoreSettings#cleanupInterval()}. Runs on a short-lived connection of
-	 * its own, never on a lock session.
+	 * its own, never on a lock session, in {@code READ COMMITTED} (no gap locks that
+	 * could deadlock with a concurrent store); a batch that is chosen as a deadlock
+	 * victim is retried once.
 	 * @return the number of rows deleted
 	 * @throws LockingStoreException if the database cannot be reached
 	 */
@@ -376,8 +427,10 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 		int total = 0;
 		try (Connection connection = this.dataSource.getConnection()) {
 			connection.setAutoCommit(true);
+			setNetworkTimeout(connection);
+			connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
 			for (int batch = 0; batch < MAX_CLEANUP_BATCHES && !this.closed; batch++) {
-				int deleted = deleteExpired(connection, this.settings.cleanupBatchSize());
+				int deleted = deleteExpiredRetryingDeadlock(connection);
 				total += deleted;
 				if (deleted < this.settings.cleanupBatchSize()) {
 					break;
@@ -390,9 +443,35 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 		}
 	}
 
+	private int deleteExpiredRetryingDeadlock(Connection connection) throws SQLException {
+		try {
+			return deleteExpired(connection, this.settings.cleanupBatchSize());
+		}
+		catch (SQLException ex) {
+			if (!isDeadlock(ex)) {
+				throw ex;
+			}
+			logger.debug("Expired idempotency records: the delete was a deadlock victim; retrying once", ex);
+			try {
+				return deleteExpired(connection, this.settings.cleanupBatchSize());
+			}
+			catch (SQLException again) {
+				again.addSuppressed(ex);
+				throw again;
+			}
+		}
+	}
+
+	static boolean isDeadlock(SQLException ex) {
+		String state = ex.getSQLState();
+		// 40001: MySQL/MariaDB deadlock (error 1213); 40P01: PostgreSQL deadlock
+		return ex instanceof SQLTransactionRollbackException || "40001".equals(state) || "40P01".equals(state)
+				|| ex.getErrorCode() == 1213;
+	}
+
 	/**
-	 * Stops the maintenance thread and closes the lock sessions, which frees their locks;
-	 * claims still held are lost.
+	 * Stops the maintenance thread and closes the lock sessions, after freeing their
+	 * locks by statement; claims still held are lost.
 	 */
 	@Override
 	public void close() {
@@ -401,11 +480,11 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 		}
 		this.closed = true;
 		this.maintenance.shutdownNow();
-		for (LockSession<S> session : this.sessions) {
+		for (LockSession<S, Holder> session : this.sessions) {
 			try {
 				if (session.tryLock(this.settings.timeout().toNanos())) {
 					try {
-						session.discard();
+						discard(session);
 					}
 					finally {
 						session.unlock();
@@ -421,34 +500,75 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 
 	// ---- sessions
 
-	private LockSession<S> lockAnySession(long deadline) {
+	/**
+	 * Takes whichever lock session is free first, waiting up to {@code deadline}.
+	 */
+	private LockSession<S, Holder> lockAnySession(long deadline) {
 		int count = this.sessions.size();
-		int first = Math.floorMod(this.nextSession.getAndIncrement(), count);
-		for (int i = 0; i < count; i++) {
-			LockSession<S> session = this.sessions.get((first + i) % count);
-			if (session.tryLock()) {
-				return session;
+		this.waitingForSession.incrementAndGet();
+		try {
+			while (true) {
+				long freed = this.freedSessions.get();
+				int first = Math.floorMod(this.nextSession.getAndIncrement(), count);
+				for (int i = 0; i < count; i++) {
+					LockSession<S, Holder> session = this.sessions.get((first + i) % count);
+					if (session.tryLock()) {
+						return session;
+					}
+				}
+				long remaining = deadline - System.nanoTime();
+				if (remaining <= 0) {
+					throw busy();
+				}
+				synchronized (this.sessionFreed) {
+					if (this.freedSessions.get() == freed) {
+						try {
+							TimeUnit.NANOSECONDS.timedWait(this.sessionFreed, remaining);
+						}
+						catch (InterruptedException ex) {
+							Thread.currentThread().interrupt();
+							throw busy();
+						}
+					}
+				}
 			}
 		}
-		LockSession<S> session = this.sessions.get(first);
-		lockSession(session, deadline);
-		return session;
+		finally {
+			this.waitingForSession.decrementAndGet();
+		}
 	}
 
-	private void lockSession(LockSession<S> session, long deadline) {
-		try {
-			if (session.tryLock(Math.max(0, deadline - System.nanoTime()))) {
-				return;
+	private void sessionFreed() {
+		if (this.waitingForSession.get() > 0) {
+			synchronized (this.sessionFreed) {
+				this.freedSessions.incrementAndGet();
+				this.sessionFreed.notifyAll();
 			}
+		}
+	}
+
+	private void lockSession(LockSession<S, Holder> session, long deadline) {
+		if (!tryLockSession(session, deadline)) {
+			throw busy();
+		}
+	}
+
+	private boolean tryLockSession(LockSession<S, Holder> session, long deadline) {
+		try {
+			return session.tryLock(Math.max(0, deadline - System.nanoTime()));
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
+			return false;
 		}
-		throw new SessionBusyException("No idempotency lock session was free within " + this.settings.timeout()
+	}
+
+	private SessionBusyException busy() {
+		return new SessionBusyException("No idempotency lock session was free within " + this.settings.timeout()
 				+ " (idempo.store.jdbc.timeout); consider more lock sessions (idempo.store.jdbc.lock-sessions)");
 	}
 
-	private boolean openIfNeeded(LockSession<S> session) {
+	private boolean openIfNeeded(LockSession<S, Holder> session) {
 		if (session.isOpen()) {
 			return false;
 		}
@@ -459,13 +579,7 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 		try {
 			connection = this.dataSource.getConnection();
 			connection.setAutoCommit(true);
-			try {
-				int networkTimeout = (int) Math.max(10_000, this.settings.timeout().toMillis() * 2);
-				connection.setNetworkTimeout(this.maintenance, networkTimeout);
-			}
-			catch (SQLFeatureNotSupportedException ex) {
-				// the statement timeout still bounds every statement
-			}
+			setNetworkTimeout(connection);
 			S state = openSession(connection);
 			session.open(connection, state, this.generations.incrementAndGet());
 			return true;
@@ -485,23 +599,36 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 	}
 
 	/**
+	 * Gives a connection the network timeout, after which its driver gives it up as dead;
+	 * it replaces any shorter socket timeout the connection was opened with.
+	 */
+	private void setNetworkTimeout(Connection connection) throws SQLException {
+		try {
+			connection.setNetworkTimeout(this.maintenance, (int) this.settings.networkTimeout().toMillis());
+		}
+		catch (SQLFeatureNotSupportedException ex) {
+			// the statement timeout still bounds every statement
+		}
+	}
+
+	/**
 	 * Frees the lock a failed claim statement may have taken. Unlocking a lock the
 	 * statement did not take is harmless unless another claim of this JVM holds the same
 	 * lock on this session (another key whose lock collides with this one, as 32-bit
 	 * PostgreSQL lock ids can): then unlocking could free that claim's lock instead, and
 	 * the session is closed, which is sure to free everything it held.
 	 */
-	private void freeLockOfFailedClaim(LockSession<S> session, String key, SQLException failure) {
+	private void freeLockOfFailedClaim(LockSession<S, Holder> session, Holder mine, SQLException failure) {
 		long generation = session.generation();
 		boolean shared = this.holders.values()
 			.stream()
-			.anyMatch((holder) -> !holder.key.equals(key) && holder.isHeld() && holder.session() == session
-					&& holder.generation() == generation && sameLock(holder.key, key));
+			.anyMatch((holder) -> holder != mine && holder.isLocked() && holder.sessionOrNull() == session
+					&& holder.generation() == generation && sameLock(holder.key, mine.key));
 		if (shared) {
 			lost(session, "closed to free a lock of a failed claim", failure);
 			return;
 		}
-		unlockOrLose(session, key, failure);
+		unlockOrDefer(session, mine, failure);
 	}
 
 	/**
@@ -513,27 +640,107 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 	}
 
 	/**
-	 * Unlocks {@code key} on this session; if even that fails, closes the session, which
-	 * frees the lock for sure.
+	 * Unlocks the key of {@code mine}, which a claim statement on this session may just
+	 * have locked. If the unlock fails on a live session, {@code mine} stays in the guard
+	 * (keeping the key locked in this JVM too) and the unlock is queued on the session.
 	 */
-	private void unlockOrLose(LockSession<S> session, String key, @Nullable SQLException failure) {
+	private void unlockOrDefer(LockSession<S, Holder> session, Holder mine, @Nullable SQLException failure) {
 		try {
-			unlock(session.connection(), session.state(), key);
+			unlock(session.connection(), session.state(), mine.key);
 		}
 		catch (SQLException ex) {
 			if (failure != null) {
 				failure.addSuppressed(ex);
 			}
-			lost(session, "could not free a lock", (failure != null) ? failure : ex);
+			if (session.isDead(ex)) {
+				lost(session, "could not free a lock", (failure != null) ? failure : ex);
+				return;
+			}
+			logger.warn("Could not free the idempotency lock of a failed claim on " + session
+					+ "; retrying before its next statement", ex);
+			mine.hold(session, session.generation());
+			mine.unlocking();
+			session.pendingUnlocks().add(mine);
+			scheduleUnlocks(session);
 		}
 	}
 
-	/** Closes a session that died or whose locks can no longer be trusted. */
-	private void lost(LockSession<S> session, String reason, @Nullable Throwable cause) {
-		long generation = session.discard();
+	/**
+	 * Runs the unlocks queued on this session, oldest first; stops at the first one that
+	 * fails on a live session (it is retried later). Requires the session's lock.
+	 */
+	private void runPendingUnlocks(LockSession<S, Holder> session) {
+		Queue<Holder> pending = session.pendingUnlocks();
+		Holder holder;
+		while ((holder = pending.peek()) != null) {
+			if (!session.isOpen() || holder.generation() != session.generation()) {
+				// its session died, and the lock with it
+				pending.remove(holder);
+				forget(holder);
+				continue;
+			}
+			try {
+				boolean released = unlock(session.connection(), session.state(), holder.key);
+				pending.remove(holder);
+				forget(holder);
+				if (!released && logger.isDebugEnabled()) {
+					logger.debug("A queued idempotency unlock found its lock already free on " + session);
+				}
+			}
+			catch (SQLException ex) {
+				if (session.isDead(ex)) {
+					lost(session, "failed while running a queued unlock", ex);
+					return;
+				}
+				logger.warn("Could not run a queued idempotency unlock on " + session + "; retrying later", ex);
+				return;
+			}
+		}
+	}
+
+	/**
+	 * Has the maintenance thread run the session's queued unlocks as soon as it is free,
+	 * in case no request takes it first.
+	 */
+	private void scheduleUnlocks(LockSession<S, Holder> session) {
+		if (this.closed || !session.drainScheduled().compareAndSet(false, true)) {
+			return;
+		}
+		try {
+			this.maintenance.execute(() -> {
+				session.drainScheduled().set(false);
+				if (session.pendingUnlocks().isEmpty()) {
+					return;
+				}
+				if (tryLockSession(session, System.nanoTime() + this.settings.timeout().toNanos())) {
+					try {
+						runPendingUnlocks(session);
+					}
+					catch (RuntimeException ex) {
+						logger.warn("Could not run the queued idempotency unlocks of " + session, ex);
+					}
+					finally {
+						session.unlock();
+					}
+				}
+				// else the session check retries
+			});
+		}
+		catch (RejectedExecutionException ex) {
+			session.drainScheduled().set(false);
+		}
+	}
+
+	/**
+	 * Closes a session that died or whose locks can no longer be trusted, after freeing
+	 * its locks by statement if it still answers.
+	 */
+	private void lost(LockSession<S, Holder> session, String reason, @Nullable Throwable cause) {
+		long generation = discard(session);
 		long claims = this.holders.values()
 			.stream()
-			.filter((holder) -> holder.isHeld() && holder.session() == session && holder.generation() == generation)
+			.filter((holder) -> holder.isHeld() && holder.sessionOrNull() == session
+					&& holder.generation() == generation)
 			.count();
 		if (claims > 0) {
 			logger.warn("Idempotency " + session + " " + reason + "; the " + claims
@@ -544,14 +751,42 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 		}
 	}
 
+	/**
+	 * Frees the session's locks by statement (best effort: a pooled connection outlives
+	 * {@code close()}, and with it its locks), then closes it. Queued unlocks are moot.
+	 * Requires the session's lock.
+	 * @return the generation that was discarded
+	 */
+	private long discard(LockSession<S, Holder> session) {
+		if (session.isOpen()) {
+			Connection connection = session.connection();
+			try {
+				if (!connection.isClosed()) {
+					unlockAll(connection);
+				}
+			}
+			catch (SQLException | RuntimeException ex) {
+				if (logger.isDebugEnabled()) {
+					logger.debug("Could not free the locks of idempotency " + session + " before closing it", ex);
+				}
+			}
+		}
+		long generation = session.discard();
+		Holder holder;
+		while ((holder = session.pendingUnlocks().poll()) != null) {
+			forget(holder);
+		}
+		return generation;
+	}
+
 	private boolean isLive(Holder holder) {
-		LockSession<?> session = holder.session();
+		LockSession<?, ?> session = holder.sessionOrNull();
 		return session != null && holder.generation() != 0 && session.generation() == holder.generation();
 	}
 
 	@SuppressWarnings("unchecked")
-	private LockSession<S> sessionOf(Holder holder) {
-		return (LockSession<S>) holder.session();
+	private LockSession<S, Holder> sessionOf(Holder holder) {
+		return (LockSession<S, Holder>) holder.session();
 	}
 
 	private @Nullable Holder finishing(Lease lease) {
@@ -562,28 +797,39 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 		return holder;
 	}
 
-	private void settle(String key, Holder holder, boolean over) {
-		if (over) {
-			this.holders.remove(key, holder);
-			holder.gone();
+	/**
+	 * Ends a complete or release: either the key is free (or its session gone), or its
+	 * unlock is queued on its session and the guard keeps the key until it has run.
+	 */
+	private void settle(Holder holder, boolean over) {
+		if (over || !isLive(holder)) {
+			forget(holder);
+			return;
 		}
-		else {
-			holder.stillHeld();
-		}
+		LockSession<S, Holder> session = sessionOf(holder);
+		holder.unlocking();
+		session.pendingUnlocks().add(holder);
+		scheduleUnlocks(session);
+	}
+
+	private void forget(Holder holder) {
+		this.holders.remove(holder.key, holder);
+		holder.gone();
 	}
 
 	// ---- maintenance
 
 	private void checkSessions() {
-		for (LockSession<S> session : this.sessions) {
+		for (LockSession<S, Holder> session : this.sessions) {
 			if (this.closed) {
 				return;
 			}
 			// a busy session proves or disproves itself with its own statements
 			if (session.isOpen() && session.tryLock()) {
 				try {
-					if (session.isOpen() && session.isBroken(this.settings.timeoutSeconds())) {
-						lost(session, "stopped answering", null);
+					runPendingUnlocks(session);
+					if (session.isOpen()) {
+						ping(session);
 					}
 				}
 				catch (RuntimeException ex) {
@@ -593,6 +839,29 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 					session.unlock();
 				}
 			}
+		}
+	}
+
+	/**
+	 * Pings an idle session, which also keeps the server from ending it as idle. A
+	 * session is given up only when it is dead: closed by its driver, or silent for
+	 * several pings in a row; a slow answer is not enough.
+	 */
+	private void ping(LockSession<S, Holder> session) {
+		Connection connection = session.connection();
+		boolean valid;
+		try {
+			valid = connection.isValid((int) Math.max(1, this.settings.networkTimeout().toSeconds()));
+		}
+		catch (SQLException ex) {
+			valid = false;
+		}
+		if (valid) {
+			session.pingSucceeded();
+			return;
+		}
+		if (session.isDead(null) || session.pingFailed() >= MAX_FAILED_PINGS) {
+			lost(session, "stopped answering", null);
 		}
 	}
 
@@ -609,6 +878,45 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 						+ "; retrying in " + this.settings.cleanupInterval(), ex);
 			}
 		}
+	}
+
+	// ---- for tests
+
+	/**
+	 * Runs {@code action} on the connection of lock session {@code index}, opening it if
+	 * needed, while holding the session. For tests.
+	 */
+	<T> T onSession(int index, SessionAction<T> action) throws SQLException {
+		LockSession<S, Holder> session = this.sessions.get(index);
+		lockSession(session, System.nanoTime() + this.settings.timeout().toNanos());
+		try {
+			openIfNeeded(session);
+			return action.run(session.connection());
+		}
+		finally {
+			session.unlock();
+		}
+	}
+
+	/**
+	 * Holds lock session {@code index} as a statement would, until the returned handle is
+	 * run. For tests.
+	 */
+	Runnable occupySession(int index) {
+		LockSession<S, Holder> session = this.sessions.get(index);
+		Assert.state(session.tryLock(), "Session busy");
+		return session::unlock;
+	}
+
+	/**
+	 * Something to run on a lock session's connection.
+	 *
+	 * @param <T> the result
+	 */
+	interface SessionAction<T> {
+
+		T run(Connection connection) throws SQLException;
+
 	}
 
 	private static void checkKey(String key) {
@@ -646,6 +954,12 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 		/** Complete or release is running. */
 		FINISHING,
 
+		/**
+		 * The lock may still be held; its unlock is queued on its session, and the key
+		 * stays taken until it has run.
+		 */
+		UNLOCKING,
+
 		/** Gone from the guard. */
 		GONE
 
@@ -663,7 +977,7 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 
 		private State state = State.CLAIMING;
 
-		private @Nullable LockSession<?> session;
+		private @Nullable LockSession<?, ?> session;
 
 		private long generation;
 
@@ -672,8 +986,12 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 			this.token = token;
 		}
 
-		synchronized LockSession<?> session() {
+		synchronized LockSession<?, ?> session() {
 			Assert.state(this.session != null, "Claim holds no session");
+			return this.session;
+		}
+
+		synchronized @Nullable LockSession<?, ?> sessionOrNull() {
 			return this.session;
 		}
 
@@ -685,7 +1003,16 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 			return this.state == State.HELD;
 		}
 
-		synchronized void hold(LockSession<?> session, long generation) {
+		/** Whether the lock is, or may still be, held on its session. */
+		synchronized boolean isLocked() {
+			return this.state == State.HELD || this.state == State.UNLOCKING;
+		}
+
+		synchronized boolean isUnlocking() {
+			return this.state == State.UNLOCKING;
+		}
+
+		synchronized void hold(LockSession<?, ?> session, long generation) {
 			this.session = session;
 			this.generation = generation;
 			this.state = State.HELD;
@@ -700,8 +1027,8 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 			return true;
 		}
 
-		synchronized void stillHeld() {
-			this.state = State.HELD;
+		synchronized void unlocking() {
+			this.state = State.UNLOCKING;
 			notifyAll();
 		}
 

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.springframework.util.Assert;
@@ -34,6 +35,10 @@ public final class JdbcStoreSchema {
 
 	private static final int MAX_NAME_LENGTH = 48;
 
+	/** The default index and table names as whole identifiers, the longer first. */
+	private static final Pattern DEFAULT_NAMES = Pattern
+		.compile("\\b(?:" + DEFAULT_INDEX_NAME + "|" + JdbcStoreSettings.DEFAULT_TABLE_NAME + ")\\b");
+
 	private static final Pattern TABLE_NAME = Pattern
 		.compile("([A-Za-z_][A-Za-z0-9_]{0,62}\\.)?[A-Za-z_][A-Za-z0-9_]{0," + (MAX_NAME_LENGTH - 1) + "}");
 
@@ -59,7 +64,9 @@ public final class JdbcStoreSchema {
 	/**
 	 * Adapts a schema script written for the default table to {@code tableName}: the
 	 * table and its expiry index are renamed (the index after the table, without its
-	 * schema).
+	 * schema: an index lives in its table's schema). Each default name is replaced once,
+	 * as a whole identifier, so names that contain the default one (such as
+	 * {@code idempo_responses_v2}) come out right.
 	 * @param script the script text
 	 * @param tableName the table name
 	 * @return the adapted script
@@ -67,8 +74,11 @@ public final class JdbcStoreSchema {
 	public static String render(String script, String tableName) {
 		checkTableName(tableName);
 		String simpleName = tableName.substring(tableName.indexOf('.') + 1);
-		return script.replace(DEFAULT_INDEX_NAME, simpleName + "_expires_at_idx")
-			.replace(JdbcStoreSettings.DEFAULT_TABLE_NAME, tableName);
+		String indexName = simpleName + "_expires_at_idx";
+		// one pass, so that nothing replaced is replaced again
+		return DEFAULT_NAMES.matcher(script)
+			.replaceAll((match) -> Matcher
+				.quoteReplacement(DEFAULT_INDEX_NAME.equals(match.group()) ? indexName : tableName));
 	}
 
 	/**

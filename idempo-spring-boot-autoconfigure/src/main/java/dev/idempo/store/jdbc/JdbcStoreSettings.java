@@ -106,6 +106,17 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 	}
 
 	/**
+	 * How long a lock session's connection waits for the server to answer at all before
+	 * its driver gives it up as dead: twice the timeout, at least 10 seconds. Statement
+	 * timeouts (which leave the connection alive) fire well before it.
+	 * @return the network timeout
+	 */
+	Duration networkTimeout() {
+		Duration twice = this.timeout.multipliedBy(2);
+		return (twice.compareTo(Duration.ofSeconds(10)) > 0) ? twice : Duration.ofSeconds(10);
+	}
+
+	/**
 	 * How long the server may leave a lock session without a statement before it ends the
 	 * session: four session check intervals, at least a minute. The store pings every
 	 * idle session once per check interval, so only the sessions of an instance that

@@ -76,7 +76,8 @@ public final class MySqlLockingStore extends AbstractJdbcLockingStore<MySqlLocki
 
 	/**
 	 * Creates a store. Lock sessions are opened from {@code dataSource} on demand and
-	 * kept open, so it should not be the application's own pool (see the
+	 * kept open, so it should not be a connection pool, least of all the application's
+	 * own, and it should bound how long opening a connection may take (see the
 	 * {@linkplain dev.idempo.store.jdbc package documentation}). Starts one daemon
 	 * maintenance thread; {@link #close()} stops it.
 	 * @param dataSource where lock sessions and cleanup connections come from
@@ -187,6 +188,11 @@ public final class MySqlLockingStore extends AbstractJdbcLockingStore<MySqlLocki
 		@Nullable Object[] released = results.get(1).firstRow();
 		checkUnlocked(stored, released != null && isOne(released[0]));
 		return stored;
+	}
+
+	@Override
+	void unlockAll(Connection connection) throws SQLException {
+		SqlPipeline.run(connection, false, settings().timeoutSeconds(), new Sql("SELECT RELEASE_ALL_LOCKS()"));
 	}
 
 	@Override

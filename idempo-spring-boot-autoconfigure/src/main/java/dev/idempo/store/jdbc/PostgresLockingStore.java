@@ -39,10 +39,11 @@ import dev.idempo.store.jdbc.SqlPipeline.Sql;
  * </pre> The second statement reads with a snapshot taken after the lock attempt, so a
  * response committed by an owner just before it unlocked is always seen; in that rare
  * race the lock just taken is given back at once. Completing is one round trip of
- * {@code BEGIN}, an {@code INSERT ... ON CONFLICT DO UPDATE} that only writes while the
- * statement runs on the backend that took the lock ({@code pg_backend_pid()}), with
- * {@code expires_at = now() + ttl}, {@code COMMIT}, and {@code pg_advisory_unlock}: the
- * row is committed before the lock is released. Releasing is {@code pg_advisory_unlock}.
+ * {@code BEGIN}, an {@code INSERT ... ON CONFLICT DO UPDATE} that only writes while this
+ * session still holds the advisory lock (a granted row of {@code pg_locks} for
+ * {@code pg_backend_pid()}), with {@code expires_at = now() + ttl}, {@code COMMIT}, and
+ * {@code pg_advisory_unlock}: the row is committed before the lock is released. Releasing
+ * is {@code pg_advisory_unlock}.
  * <p>
  * Lock sessions must be real sessions: a transaction-pooling proxy such as PgBouncer in
  * {@code transaction} mode breaks session-level advisory locks (session mode is fine).
@@ -71,7 +72,8 @@ public final class PostgresLockingStore extends AbstractJdbcLockingStore<Postgre
 
 	/**
 	 * Creates a store. Lock sessions are opened from {@code dataSource} on demand and
-	 * kept open, so it should not be the application's own pool (see the
+	 * kept open, so it should not be a connection pool, least of all the application's
+	 * own, and it should bound how long opening a connection may take (see the
 	 * {@linkplain dev.idempo.store.jdbc package documentation}). Starts one daemon
 	 * maintenance thread; {@link #close()} stops it.
 	 * @param dataSource where lock sessions and cleanup connections come from
@@ -86,7 +88,9 @@ public final class PostgresLockingStore extends AbstractJdbcLockingStore<Postgre
 		this.probeSql = "SELECT pg_try_advisory_lock(?, ?) WHERE NOT EXISTS (SELECT 1 FROM " + table + unexpired + ")";
 		this.readSql = "SELECT fingerprint, response FROM " + table + unexpired;
 		this.storeSql = "INSERT INTO " + table + " (storage_key, fingerprint, response, created_at, expires_at)"
-				+ " SELECT ?, ?, ?, now(), now() + ? * INTERVAL '1 microsecond' WHERE pg_backend_pid() = ?"
+				+ " SELECT ?, ?, ?, now(), now() + ? * INTERVAL '1 microsecond' WHERE EXISTS (SELECT 1 FROM pg_locks"
+				+ " WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND classid = CAST(CAST(? AS integer) AS oid)"
+				+ " AND objid = CAST(CAST(? AS integer) AS oid) AND objsubid = 2 AND granted)"
 				+ " ON CONFLICT (storage_key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,"
 				+ " response = EXCLUDED.response, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at";
 		this.deleteExpiredSql = "DELETE FROM " + table + " WHERE storage_key IN (SELECT storage_key FROM " + table
@@ -158,8 +162,9 @@ public final class PostgresLockingStore extends AbstractJdbcLockingStore<Postgre
 	boolean storeAndUnlock(Connection connection, Session session, String key, StoredRecord record, Duration ttl)
 			throws SQLException {
 		long ttlMicros = ttl.toNanos() / 1000;
-		List<Result> results = SqlPipeline.run(connection, true, settings().timeoutSeconds(), new Sql("BEGIN"),
-				new Sql(this.storeSql, key, record.fingerprint(), record.response(), ttlMicros, session.pid()),
+		List<Result> results = SqlPipeline.run(
+				connection, true, settings().timeoutSeconds(), new Sql("BEGIN"), new Sql(this.storeSql, key,
+						record.fingerprint(), record.response(), ttlMicros, this.lockNamespace, lockId(key)),
 				new Sql("COMMIT"), unlockSql(key));
 		boolean stored = results.get(1).updateCount() == 1;
 		@Nullable Object[] unlocked = results.get(3).firstRow();
@@ -171,6 +176,13 @@ public final class PostgresLockingStore extends AbstractJdbcLockingStore<Postgre
 	void afterFailedStore(Connection connection) throws SQLException {
 		// the failed statement left the explicit transaction aborted
 		SqlPipeline.run(connection, true, settings().timeoutSeconds(), new Sql("ROLLBACK"));
+	}
+
+	@Override
+	void unlockAll(Connection connection) throws SQLException {
+		// an aborted transaction would refuse the unlock
+		SqlPipeline.run(connection, true, settings().timeoutSeconds(), new Sql("ROLLBACK"),
+				new Sql("SELECT pg_advisory_unlock_all()"));
 	}
 
 	@Override

@@ -29,12 +29,21 @@
  * MySQL/MariaDB); live instances ping their idle sessions every check interval. Claims
  * never expire otherwise, so {@code leaseExpires()} is {@code false} and {@code renew}
  * only reports, without a round trip, whether the claim is still held. A statement that
- * fails on a live session is undone where it can be; where the state of a lock cannot be
- * known, the session is closed, which is the one sure way to free it. Infrastructure
- * failures surface as {@link dev.idempo.store.LockingStoreException}.
- * <h2>Maintenance</h2> One daemon thread per store checks idle lock sessions and deletes
- * expired rows in bounded batches; {@code close()} stops it and closes the lock sessions,
- * which frees their locks.
+ * fails on a live session is undone where it can be. An unlock that fails there, or that
+ * cannot run because the session stays busy, is queued on the session and runs before its
+ * next statement (or on the maintenance thread once it is free); until then the key stays
+ * taken, and the session with its other claims is kept. A session is closed only when it
+ * is dead (closed by its driver, a connection error, several failed pings), never because
+ * a statement was slow; its locks are freed by statement before it is closed, in case its
+ * connection outlives {@code close()}. Infrastructure failures surface as
+ * {@link dev.idempo.store.LockingStoreException}.
+ * <p>
+ * Lock sessions must be database sessions of their own: closing one must end it, which is
+ * what frees its locks for sure. The store's {@link javax.sql.DataSource} should
+ * therefore not be a connection pool; the auto-configuration never hands it one.
+ * <h2>Maintenance</h2> Two daemon threads per store check idle lock sessions, run queued
+ * unlocks and delete expired rows in bounded batches; {@code close()} stops it and closes
+ * the lock sessions, which frees their locks.
  */
 @NullMarked
 package dev.idempo.store.jdbc;

@@ -1,12 +1,22 @@
 package dev.idempo.store.jdbc;
 
 import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLTimeoutException;
+import java.sql.SQLTransactionRollbackException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
+import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -16,9 +26,14 @@ import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.LockingStoreContractTest;
+import dev.idempo.store.LockingStoreException;
 import dev.idempo.testsupport.TestDatabases.TestDatabase;
 
+import org.springframework.jdbc.core.JdbcTemplate;
+
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -117,7 +132,11 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	}
 
 	AbstractJdbcLockingStore<?> extraStore(JdbcStoreSettings settings) {
-		AbstractJdbcLockingStore<?> store = newStore(dataSource(), settings);
+		return extraStore(dataSource(), settings);
+	}
+
+	AbstractJdbcLockingStore<?> extraStore(DataSource dataSource, JdbcStoreSettings settings) {
+		AbstractJdbcLockingStore<?> store = newStore(dataSource, settings);
 		this.extraStores.add(store);
 		return store;
 	}
@@ -250,6 +269,256 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 		finally {
 			database().dropTable(table);
 		}
+	}
+
+	@Test
+	void aBusyLockSessionNeverLeavesItsKeyLocked() throws Exception {
+		AbstractJdbcLockingStore<?> store = extraStore(
+				settings().withLockSessions(1).withTimeout(Duration.ofSeconds(1)));
+		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		String key = newKey();
+		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+		// a slow statement (a locked table, a stall) holds the only session beyond the
+		// timeout while the request completes
+		Occupier occupier = new Occupier(store, 0);
+		try {
+			assertThatExceptionOfType(LockingStoreException.class)
+				.isThrownBy(() -> store.complete(lease, record("busy"), TTL));
+			// what the request flow does next, quietly
+			try {
+				store.release(lease);
+			}
+			catch (LockingStoreException ex) {
+				// tolerated by the flow
+			}
+			// nothing was unlocked yet: the key is still taken everywhere
+			assertThat(other.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
+			assertThat(store.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
+		}
+		finally {
+			occupier.free();
+		}
+		// once the session is free, the key is unlocked without anyone asking again
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> other.claim(key, LOCK_TTL) instanceof ClaimResult.Acquired acquired
+					&& other.release(acquired.lease()));
+		Lease again = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+		assertThat(other.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(store.complete(again, record("again"), TTL)).isTrue();
+	}
+
+	@Test
+	void anUnexpectedFailureWhileStoringKeepsTheKeyLockedUntilItIsUnlocked() {
+		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
+		AbstractJdbcLockingStore<?> store = extraStore(faulty, settings().withLockSessions(1));
+		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		String key = newKey();
+		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+		faulty.fail(FaultInjectingDataSource::isStore, () -> new IllegalStateException("driver bug"));
+		assertThatIllegalStateException().isThrownBy(() -> store.complete(lease, record("failed"), TTL));
+		faulty.heal();
+		// the lock is not left behind on the live session
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> other.claim(key, LOCK_TTL) instanceof ClaimResult.Acquired acquired
+					&& other.release(acquired.lease()));
+		Lease again = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+		assertThat(other.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(store.release(again)).isTrue();
+		assertThat(rows(this.table, key)).isZero();
+	}
+
+	@Test
+	void aFailedUnlockOnALiveSessionKeepsTheOtherClaimsOnIt() {
+		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
+		AbstractJdbcLockingStore<?> store = extraStore(faulty, settings().withLockSessions(1));
+		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		String released = newKey();
+		String kept = newKey();
+		Lease releasedLease = ((ClaimResult.Acquired) store.claim(released, LOCK_TTL)).lease();
+		Lease keptLease = ((ClaimResult.Acquired) store.claim(kept, LOCK_TTL)).lease();
+		faulty.fail(FaultInjectingDataSource::isUnlock,
+				() -> new SQLTimeoutException("injected statement timeout", "57014"));
+		assertThatExceptionOfType(LockingStoreException.class).isThrownBy(() -> store.release(releasedLease));
+		// the session lives on with the other claim
+		assertThat(store.renew(keptLease, LOCK_TTL)).isTrue();
+		assertThat(other.claim(kept, LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
+		// and the released key stays locked until its unlock has run
+		assertThat(other.claim(released, LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(store.claim(released, LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
+		faulty.heal();
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> other.claim(released, LOCK_TTL) instanceof ClaimResult.Acquired acquired
+					&& other.release(acquired.lease()));
+		assertThat(store.complete(keptLease, record("kept"), TTL)).isTrue();
+		assertThat(((ClaimResult.Completed) other.claim(kept, LOCK_TTL)).record()).isEqualTo(record("kept"));
+	}
+
+	@Test
+	void aClaimTakesWhicheverSessionIsFreeFirst() throws Exception {
+		AbstractJdbcLockingStore<?> store = extraStore(
+				settings().withLockSessions(2).withTimeout(Duration.ofSeconds(1)));
+		// session 0, which the first claim tries first, is busy beyond the timeout;
+		// session 1 only briefly
+		Occupier slow = new Occupier(store, 0);
+		Occupier quick = new Occupier(store, 1);
+		try {
+			Thread freeQuick = new Thread(() -> {
+				sleep(100);
+				quick.free();
+			});
+			freeQuick.start();
+			long start = System.nanoTime();
+			assertThat(store.claim(newKey(), LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(900));
+			freeQuick.join();
+		}
+		finally {
+			quick.free();
+			slow.free();
+		}
+	}
+
+	@Test
+	void closingFreesTheLocksEvenOfPooledConnections() {
+		try (HikariDataSource pool = new HikariDataSource()) {
+			pool.setJdbcUrl(database().url());
+			pool.setUsername(database().username());
+			pool.setPassword(database().password());
+			pool.setMaximumPoolSize(2);
+			AbstractJdbcLockingStore<?> store = newStore(pool, settings().withLockSessions(1));
+			String key = newKey();
+			try {
+				assertThat(store.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+			}
+			finally {
+				store.close();
+			}
+			// the connection went back to the pool, but not its lock
+			assertThat(pool.getHikariPoolMXBean().getIdleConnections()).isPositive();
+			Lease lease = ((ClaimResult.Acquired) extraStore(settings()).claim(key, LOCK_TTL)).lease();
+			AbstractJdbcLockingStore<?> reopened = newStore(pool, settings().withLockSessions(1));
+			try {
+				assertThat(reopened.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
+			}
+			finally {
+				reopened.close();
+			}
+			assertThat(extraStore(settings()).release(lease)).isFalse();
+		}
+	}
+
+	@Test
+	void theSchemaScriptWorksForTablesInAnotherSchema() {
+		String schema = "idempo_schema_" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+		boolean postgres = platform().equals("postgresql");
+		JdbcTemplate jdbc = database().jdbc();
+		jdbc.execute((postgres ? "CREATE SCHEMA " : "CREATE DATABASE ") + schema);
+		try {
+			for (String name : List.of(JdbcStoreSettings.DEFAULT_TABLE_NAME, "idempo_responses_v2")) {
+				String table = schema + "." + name;
+				// twice: the script is idempotent
+				database().runScript(platform(), table);
+				database().runScript(platform(), table);
+				Integer indexes = jdbc.queryForObject(postgres
+						? "SELECT COUNT(*) FROM pg_indexes WHERE schemaname = ? AND tablename = ? AND indexname = ?"
+						: "SELECT COUNT(DISTINCT index_name) FROM information_schema.statistics"
+								+ " WHERE table_schema = ? AND table_name = ? AND index_name = ?",
+						Integer.class, schema, name, name + "_expires_at_idx");
+				assertThat(indexes).as("expiry index of %s", table).isOne();
+				AbstractJdbcLockingStore<?> store = extraStore(settings().withTableName(table));
+				String key = newKey();
+				Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+				assertThat(store.complete(lease, record("elsewhere"), TTL)).isTrue();
+				assertThat(rows(table, key)).isOne();
+				assertThat(store.deleteExpiredRecords()).isZero();
+			}
+		}
+		finally {
+			jdbc.execute(postgres ? "DROP SCHEMA " + schema + " CASCADE" : "DROP DATABASE " + schema);
+		}
+	}
+
+	@Test
+	void cleanupReadsCommittedAndRetriesADeadlockOnce() throws Exception {
+		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
+		List<Integer> isolations = new CopyOnWriteArrayList<>();
+		faulty.onPrepare((connection, sql) -> {
+			if (sql.startsWith("DELETE")) {
+				try {
+					isolations.add(connection.getTransactionIsolation());
+				}
+				catch (SQLException ex) {
+					throw new IllegalStateException(ex);
+				}
+			}
+		});
+		AtomicInteger deadlocks = new AtomicInteger(1);
+		faulty.fail((sql) -> sql.startsWith("DELETE") && deadlocks.getAndDecrement() > 0,
+				() -> new SQLTransactionRollbackException("injected deadlock", "40001", 1213));
+		String table = database().createTable(platform());
+		try {
+			AbstractJdbcLockingStore<?> store = extraStore(faulty, settings().withTableName(table));
+			String key = newKey();
+			Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+			assertThat(store.complete(lease, record("expiring"), Duration.ofMillis(1))).isTrue();
+			Thread.sleep(20);
+			assertThat(store.deleteExpiredRecords()).isOne();
+			assertThat(deadlocks).hasNegativeValue();
+			assertThat(isolations).isNotEmpty().containsOnly(Connection.TRANSACTION_READ_COMMITTED);
+			assertThat(rows(table, key)).isZero();
+		}
+		finally {
+			database().dropTable(table);
+		}
+	}
+
+	private static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	/**
+	 * Holds a lock session from a thread of its own, as a long statement would.
+	 */
+	static final class Occupier {
+
+		private final CountDownLatch done = new CountDownLatch(1);
+
+		private final Thread thread;
+
+		Occupier(AbstractJdbcLockingStore<?> store, int session) throws InterruptedException {
+			CountDownLatch occupied = new CountDownLatch(1);
+			this.thread = new Thread(() -> {
+				Runnable free = store.occupySession(session);
+				occupied.countDown();
+				try {
+					this.done.await(30, TimeUnit.SECONDS);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+				finally {
+					free.run();
+				}
+			});
+			this.thread.start();
+			assertThat(occupied.await(5, TimeUnit.SECONDS)).isTrue();
+		}
+
+		void free() {
+			this.done.countDown();
+			try {
+				this.thread.join();
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+
 	}
 
 }

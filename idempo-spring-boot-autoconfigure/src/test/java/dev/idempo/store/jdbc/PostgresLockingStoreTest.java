@@ -122,6 +122,25 @@ class PostgresLockingStoreTest extends AbstractJdbcLockingStoreTests {
 		assertThat(elsewhere.claim(keys[1], LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
 	}
 
+	@Test
+	void completeStoresNothingOnceItsSessionNoLongerHoldsTheLock() throws Exception {
+		PostgresLockingStore store = (PostgresLockingStore) extraStore(settings().withLockSessions(1));
+		PostgresLockingStore elsewhere = (PostgresLockingStore) extraStore(settings());
+		String key = newKey();
+		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+		// the lock is freed behind the store's back while the backend lives on
+		store.onSession(0, (connection) -> {
+			try (PreparedStatement statement = connection.prepareStatement("SELECT pg_advisory_unlock_all()")) {
+				return statement.execute();
+			}
+		});
+		Lease theirs = ((ClaimResult.Acquired) elsewhere.claim(key, LOCK_TTL)).lease();
+		assertThat(store.complete(lease, record("late"), TTL)).isFalse();
+		assertThat(rows(table(), key)).isZero();
+		assertThat(elsewhere.complete(theirs, record("theirs"), TTL)).isTrue();
+		assertThat(((ClaimResult.Completed) store.claim(key, LOCK_TTL)).record()).isEqualTo(record("theirs"));
+	}
+
 	private static String[] collidingKeys(PostgresLockingStore store) {
 		Map<Integer, String> seen = new HashMap<>();
 		String prefix = newKey().substring(0, 16);
