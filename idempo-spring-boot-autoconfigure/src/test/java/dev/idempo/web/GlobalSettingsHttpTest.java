@@ -18,9 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author idempo
  */
-@SpringBootTest(classes = HttpTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
-		properties = { "idempo.key-required=true", "idempo.key-header=Request-Key",
-				"idempo.excluded-headers=X-Order-Execution" })
+@SpringBootTest(classes = HttpTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT, properties = {
+		"idempo.key-required=true", "idempo.key-header=Request-Key", "idempo.excluded-headers=X-Order-Execution" })
 class GlobalSettingsHttpTest {
 
 	@LocalServerPort
