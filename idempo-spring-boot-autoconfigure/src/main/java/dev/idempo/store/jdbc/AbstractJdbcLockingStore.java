@@ -53,6 +53,9 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 	 */
 	private static final int MAX_FAILED_PINGS = 3;
 
+	/** Queued unlocks that may fail in a row on a live session before it is ended. */
+	private static final int MAX_FAILED_UNLOCKS = 3;
+
 	private final DataSource dataSource;
 
 	private final JdbcStoreSettings settings;
@@ -240,6 +243,13 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 					}
 					// the statement may have taken the lock before it failed
 					freeLockOfFailedClaim(session, mine, ex);
+					throw new LockingStoreException("Could not claim an idempotency key", ex);
+				}
+				catch (RuntimeException ex) {
+					// a driver failing in an unexpected way: the lock may be held all the
+					// same
+					SQLException failure = new SQLException("Unexpected failure while claiming", ex);
+					freeLockOfFailedClaim(session, mine, failure);
 					throw new LockingStoreException("Could not claim an idempotency key", ex);
 				}
 				StoredRecord record = probe.record();
@@ -510,10 +520,15 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 			while (true) {
 				long freed = this.freedSessions.get();
 				int first = Math.floorMod(this.nextSession.getAndIncrement(), count);
-				for (int i = 0; i < count; i++) {
-					LockSession<S, Holder> session = this.sessions.get((first + i) % count);
-					if (session.tryLock()) {
-						return session;
+				// first pass: leave sessions that a complete or release waits for to
+				// them,
+				// so that new claims never starve the requests that are finishing
+				for (int pass = 0; pass < 2; pass++) {
+					for (int i = 0; i < count; i++) {
+						LockSession<S, Holder> session = this.sessions.get((first + i) % count);
+						if ((pass == 1 || !session.hasWaiters()) && session.tryLock()) {
+							return session;
+						}
 					}
 				}
 				long remaining = deadline - System.nanoTime();
@@ -648,11 +663,11 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 		try {
 			unlock(session.connection(), session.state(), mine.key);
 		}
-		catch (SQLException ex) {
+		catch (SQLException | RuntimeException ex) {
 			if (failure != null) {
 				failure.addSuppressed(ex);
 			}
-			if (session.isDead(ex)) {
+			if (ex instanceof SQLException sqlException && session.isDead(sqlException)) {
 				lost(session, "could not free a lock", (failure != null) ? failure : ex);
 				return;
 			}
@@ -681,15 +696,23 @@ abstract class AbstractJdbcLockingStore<S> implements LockingStore, AutoCloseabl
 			}
 			try {
 				boolean released = unlock(session.connection(), session.state(), holder.key);
+				session.unlockSucceeded();
 				pending.remove(holder);
 				forget(holder);
 				if (!released && logger.isDebugEnabled()) {
 					logger.debug("A queued idempotency unlock found its lock already free on " + session);
 				}
 			}
-			catch (SQLException ex) {
-				if (session.isDead(ex)) {
+			catch (SQLException | RuntimeException ex) {
+				if (ex instanceof SQLException sqlException && session.isDead(sqlException)) {
 					lost(session, "failed while running a queued unlock", ex);
+					return;
+				}
+				if (session.unlockFailed() >= MAX_FAILED_UNLOCKS) {
+					// a live session that cannot unlock (stuck in a failed transaction,
+					// say):
+					// ending it is the one sure way to free its locks
+					lost(session, "could not run queued unlocks", ex);
 					return;
 				}
 				logger.warn("Could not run a queued idempotency unlock on " + session + "; retrying later", ex);

@@ -43,6 +43,9 @@ final class LockSession<S, P> {
 	/** Consecutive failed pings of the open connection. */
 	private int failedPings;
 
+	// guarded by lock
+	private int failedUnlocks;
+
 	private @Nullable Connection connection;
 
 	private @Nullable S state;
@@ -57,6 +60,26 @@ final class LockSession<S, P> {
 
 	int index() {
 		return this.index;
+	}
+
+	/**
+	 * Whether a complete or release is waiting for this session: claims, which may use
+	 * any session, leave it to them.
+	 */
+	boolean hasWaiters() {
+		return this.lock.hasQueuedThreads();
+	}
+
+	/**
+	 * Counts a queued unlock that failed on this live session.
+	 * @return how many failed in a row
+	 */
+	int unlockFailed() {
+		return ++this.failedUnlocks;
+	}
+
+	void unlockSucceeded() {
+		this.failedUnlocks = 0;
 	}
 
 	boolean tryLock() {

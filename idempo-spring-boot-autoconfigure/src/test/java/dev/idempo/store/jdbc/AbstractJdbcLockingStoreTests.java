@@ -328,6 +328,26 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	}
 
 	@Test
+	void anUnexpectedFailureWhileClaimingNeverLeavesTheLockHeld() {
+		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
+		AbstractJdbcLockingStore<?> store = extraStore(faulty, settings().withLockSessions(1));
+		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		String key = newKey();
+		// fails the read that follows the lock statement (a separate statement where the
+		// connection runs one at a time), as a driver bug would
+		faulty.fail((sql) -> sql.contains("SELECT fingerprint, response"),
+				() -> new IllegalStateException("driver bug"));
+		assertThatExceptionOfType(LockingStoreException.class).isThrownBy(() -> store.claim(key, LOCK_TTL));
+		faulty.heal();
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> other.claim(key, LOCK_TTL) instanceof ClaimResult.Acquired acquired
+					&& other.release(acquired.lease()));
+		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+		assertThat(store.release(lease)).isTrue();
+		assertThat(other.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
 	void aFailedUnlockOnALiveSessionKeepsTheOtherClaimsOnIt() {
 		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
 		AbstractJdbcLockingStore<?> store = extraStore(faulty, settings().withLockSessions(1));
