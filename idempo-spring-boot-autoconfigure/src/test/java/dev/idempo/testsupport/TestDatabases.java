@@ -7,7 +7,6 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.HexFormat;
-import java.util.Locale;
 import java.util.Properties;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
@@ -69,11 +68,11 @@ public final class TestDatabases {
 	public static final String MYSQL_URL_VARIABLE = "IDEMPO_TEST_MYSQL_URL";
 
 	/** Environment variable that forces where test servers come from. */
-	public static final String MODE_VARIABLE = "IDEMPO_TEST_SERVERS";
+	public static final String MODE_VARIABLE = TestServerMode.VARIABLE;
 
-	private static final Supplier<TestDatabase> POSTGRES = memoize(() -> resolve(Engine.POSTGRES));
+	private static final Supplier<TestDatabase> POSTGRES = TestServerMode.once(() -> resolve(Engine.POSTGRES));
 
-	private static final Supplier<TestDatabase> MYSQL = memoize(() -> resolve(Engine.MYSQL));
+	private static final Supplier<TestDatabase> MYSQL = TestServerMode.once(() -> resolve(Engine.MYSQL));
 
 	private TestDatabases() {
 	}
@@ -96,27 +95,10 @@ public final class TestDatabases {
 		return MYSQL.get();
 	}
 
-	/**
-	 * Where test servers come from, as {@value #MODE_VARIABLE} says.
-	 * @return the mode
-	 */
-	public static Mode mode() {
-		String value = System.getenv(MODE_VARIABLE);
-		if (value == null || value.isBlank()) {
-			return Mode.AUTO;
-		}
-		try {
-			return Mode.valueOf(value.trim().toUpperCase(Locale.ROOT));
-		}
-		catch (IllegalArgumentException ex) {
-			throw new IllegalStateException(MODE_VARIABLE + " must be external, embedded or auto, not '" + value + "'");
-		}
-	}
-
 	private static TestDatabase resolve(Engine engine) {
-		Mode mode = mode();
+		TestServerMode mode = TestServerMode.current();
 		String url = System.getenv(engine.urlVariable);
-		if (mode != Mode.EMBEDDED && url != null && !url.isBlank()) {
+		if (mode != TestServerMode.EMBEDDED && url != null && !url.isBlank()) {
 			TestDatabase database = new TestDatabase(engine.label + " at " + engine.urlVariable, url, null, null);
 			Exception failure = tryLogin(database);
 			if (failure != null) {
@@ -125,14 +107,14 @@ public final class TestDatabases {
 			}
 			return announce(database);
 		}
-		if (mode != Mode.EMBEDDED) {
+		if (mode != TestServerMode.EMBEDDED) {
 			TestDatabase local = new TestDatabase("local " + engine.label + " at " + engine.localUrl, engine.localUrl,
 					engine.localUser, "");
 			Exception failure = tryLogin(local);
 			if (failure == null) {
 				return announce(local);
 			}
-			if (mode == Mode.EXTERNAL) {
+			if (mode == TestServerMode.EXTERNAL) {
 				throw new IllegalStateException(MODE_VARIABLE + "=external, but " + engine.urlVariable
 						+ " is not set and the local server (" + engine.localUrl + ", user " + engine.localUser
 						+ ") does not accept a login: " + failure.getMessage(), failure);
@@ -226,49 +208,6 @@ public final class TestDatabases {
 
 	private static String redact(String url) {
 		return url.replaceAll("(?i)(password=)[^&;]*", "$1***");
-	}
-
-	private static <T> Supplier<T> memoize(Supplier<T> supplier) {
-		return new Supplier<>() {
-
-			private @Nullable T value;
-
-			private @Nullable RuntimeException failure;
-
-			@Override
-			public synchronized T get() {
-				if (this.failure != null) {
-					throw new IllegalStateException(this.failure.getMessage(), this.failure);
-				}
-				if (this.value == null) {
-					try {
-						this.value = supplier.get();
-					}
-					catch (RuntimeException ex) {
-						this.failure = ex;
-						throw ex;
-					}
-				}
-				return this.value;
-			}
-
-		};
-	}
-
-	/**
-	 * Where test servers come from.
-	 */
-	public enum Mode {
-
-		/** Only the server named by the URL variable, or the local one. */
-		EXTERNAL,
-
-		/** Always an embedded server. */
-		EMBEDDED,
-
-		/** External if one answers, else embedded. */
-		AUTO
-
 	}
 
 	private enum Engine {

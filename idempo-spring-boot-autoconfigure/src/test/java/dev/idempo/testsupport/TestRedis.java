@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.function.Supplier;
 
 import io.lettuce.core.ClientOptions;
@@ -52,13 +51,13 @@ public final class TestRedis {
 	public static final String URL_VARIABLE = "IDEMPO_TEST_REDIS_URL";
 
 	/** Environment variable that forces where test servers come from. */
-	public static final String MODE_VARIABLE = "IDEMPO_TEST_SERVERS";
+	public static final String MODE_VARIABLE = TestServerMode.VARIABLE;
 
 	private static final String LOCAL_URL = "redis://127.0.0.1:6379";
 
 	private static final Duration PING_TIMEOUT = Duration.ofSeconds(2);
 
-	private static final Supplier<Server> SERVER = memoize(TestRedis::resolve);
+	private static final Supplier<Server> SERVER = TestServerMode.once(TestRedis::resolve);
 
 	private TestRedis() {
 	}
@@ -70,24 +69,6 @@ public final class TestRedis {
 	 */
 	public static Server server() {
 		return SERVER.get();
-	}
-
-	/**
-	 * Where test servers come from, as {@value #MODE_VARIABLE} says.
-	 * @return the mode
-	 */
-	public static Mode mode() {
-		String value = System.getenv(MODE_VARIABLE);
-		if (value == null || value.isBlank()) {
-			return Mode.AUTO;
-		}
-		try {
-			return Mode.valueOf(value.trim().toUpperCase(Locale.ROOT));
-		}
-		catch (IllegalArgumentException ex) {
-			throw new IllegalStateException(
-					MODE_VARIABLE + "=" + value + " is not one of external, embedded, auto (the default)");
-		}
 	}
 
 	/**
@@ -118,8 +99,8 @@ public final class TestRedis {
 	}
 
 	private static Server resolve() {
-		Mode mode = mode();
-		if (mode != Mode.EMBEDDED) {
+		TestServerMode mode = TestServerMode.current();
+		if (mode != TestServerMode.EMBEDDED) {
 			String url = System.getenv(URL_VARIABLE);
 			if (url != null && !url.isBlank()) {
 				String failure = ping(url);
@@ -133,7 +114,7 @@ public final class TestRedis {
 			if (localFailure == null) {
 				return announce(new Server(LOCAL_URL, "the local server at 127.0.0.1:6379", false));
 			}
-			if (mode == Mode.EXTERNAL) {
+			if (mode == TestServerMode.EXTERNAL) {
 				throw new IllegalStateException(MODE_VARIABLE + "=external, but " + URL_VARIABLE
 						+ " is not set and 127.0.0.1:6379 does not answer PING: " + localFailure);
 			}
@@ -211,49 +192,6 @@ public final class TestRedis {
 
 	private static String redacted(String url) {
 		return url.replaceAll("//[^@/]*@", "//***@");
-	}
-
-	private static <T> Supplier<T> memoize(Supplier<T> supplier) {
-		return new Supplier<>() {
-
-			private @Nullable T value;
-
-			private @Nullable RuntimeException failure;
-
-			@Override
-			public synchronized T get() {
-				if (this.value == null && this.failure == null) {
-					try {
-						this.value = supplier.get();
-					}
-					catch (RuntimeException ex) {
-						this.failure = ex;
-					}
-				}
-				if (this.failure != null) {
-					// every test that needs the server fails with the same reason
-					throw this.failure;
-				}
-				return this.value;
-			}
-
-		};
-	}
-
-	/**
-	 * Where test servers come from.
-	 */
-	public enum Mode {
-
-		/** A configured or local server, else an embedded one. */
-		AUTO,
-
-		/** Only a configured or local server. */
-		EXTERNAL,
-
-		/** Always an embedded server. */
-		EMBEDDED
-
 	}
 
 	/**

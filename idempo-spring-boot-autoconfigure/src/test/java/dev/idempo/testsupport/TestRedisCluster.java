@@ -158,7 +158,7 @@ public final class TestRedisCluster implements AutoCloseable {
 	}
 
 	private static Path executable() {
-		if (TestRedis.mode() != TestRedis.Mode.EMBEDDED) {
+		if (TestServerMode.current() != TestServerMode.EMBEDDED) {
 			String path = System.getenv("PATH");
 			if (path != null) {
 				for (String directory : path.split(File.pathSeparator)) {
