@@ -69,6 +69,7 @@ public final class InMemoryLockingStore implements LockingStore {
 	public ClaimResult claim(String key, Duration lockTtl) {
 		Instant now = this.clock.instant();
 		ClaimResult[] result = new ClaimResult[1];
+		Done[] replaced = new Done[1];
 		this.entries.compute(key, (k, existing) -> {
 			if (existing instanceof Done done && done.expiresAt().isAfter(now)) {
 				result[0] = new ClaimResult.Completed(done.record());
@@ -80,14 +81,18 @@ public final class InMemoryLockingStore implements LockingStore {
 			}
 			if (existing instanceof Done done) {
 				forget(done);
-				// drop the expired body now rather than when it reaches the head of the
-				// queue
-				this.completionOrder.remove(done);
+				replaced[0] = done;
 			}
 			String token = UUID.randomUUID().toString();
 			result[0] = new ClaimResult.Acquired(new Lease(k, token));
 			return new Claim(token, now.plus(lockTtl));
 		});
+		if (replaced[0] != null) {
+			// drop the expired body now rather than when it reaches the head of the
+			// queue,
+			// and outside compute, which must stay short
+			this.completionOrder.remove(replaced[0]);
+		}
 		return result[0];
 	}
 
