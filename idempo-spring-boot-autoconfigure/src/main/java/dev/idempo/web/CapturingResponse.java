@@ -43,6 +43,8 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	private boolean overflowed;
 
+	private boolean streamed;
+
 	private boolean errorSent;
 
 	private boolean captureFailed;
@@ -98,15 +100,25 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * Stops holding back body bytes (the response turned out to stream): what was held is
-	 * written out and the rest goes straight through.
+	 * Stops holding back body bytes because the response turned out to stream: what was
+	 * held is written out, the rest goes straight through, and {@link #isStreamed()}
+	 * tells that the response is not to be stored.
 	 * @throws IOException if writing what was held fails
 	 */
 	public void stopCapture() throws IOException {
+		this.streamed = true;
 		if (this.capturing) {
 			flushWriter();
 			passThrough();
 		}
+	}
+
+	/**
+	 * Whether the response turned out to stream its body ({@link #stopCapture()}).
+	 * @return whether the response streams
+	 */
+	public boolean isStreamed() {
+		return this.streamed;
 	}
 
 	/**

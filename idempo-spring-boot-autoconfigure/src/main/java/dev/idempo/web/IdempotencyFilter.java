@@ -65,7 +65,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			IdempotentExecution execution = IdempotentExecution.of(request);
 			if (execution != null) {
 				capture.discard();
-				execution.finish(null, ex);
+				execution.fail();
 			}
 			throw ex;
 		}
@@ -76,13 +76,8 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			}
 			return;
 		}
-		if (execution != null) {
-			if (capture.isErrorSent()) {
-				execution.awaitErrorPage();
-			}
-			else {
-				execution.finish(capture, null);
-			}
+		if (execution != null && !(capture.isErrorSent() && execution.awaitErrorPage())) {
+			execution.finish(capture);
 		}
 		capture.flushToClient();
 	}
@@ -106,10 +101,10 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 		catch (IOException | ServletException | RuntimeException | Error ex) {
 			capture.discard();
-			execution.finish(null, ex);
+			execution.fail();
 			throw ex;
 		}
-		execution.finish(capture, null);
+		execution.finish(capture);
 		capture.flushToClient();
 	}
 

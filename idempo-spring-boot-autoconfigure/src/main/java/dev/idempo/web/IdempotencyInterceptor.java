@@ -154,15 +154,11 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		ClaimResult.Acquired acquired = (ClaimResult.Acquired) claim;
 		NotStoredReason preset = !policy.cacheResponse() ? NotStoredReason.DISABLED
 				: policy.streaming() ? NotStoredReason.STREAMING : NotStoredReason.NONE;
-		IdempotentExecution execution = new IdempotentExecution(this.store, this.listener, this.settings,
+		IdempotentExecution execution = IdempotentExecution.start(this.store, this.listener, this.settings,
 				this.leaseRenewer, acquired.lease(), fingerprint, policy.ttl(), preset);
 		request.setAttribute(IdempotentExecution.ATTRIBUTE, execution);
 		if (preset == NotStoredReason.NONE) {
 			capture.startCapture(this.settings.maxResponseSize());
-		}
-		if (this.store.leaseExpires()) {
-			execution.renewWith(this.leaseRenewer.renew(this.store, acquired.lease(), this.settings.lockTtl(),
-					execution::markLeaseLost));
 		}
 		this.listener.onRequest(RequestOutcome.EXECUTED);
 		return true;
