@@ -11,13 +11,11 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.core.CapturedResponse;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.LeaseRenewer;
-import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.StoredRecord;
@@ -357,8 +355,7 @@ final class IdempotentExecution {
 			return;
 		}
 		try {
-			CapturedResponse captured = response.captured(this.settings::isReplayable);
-			StoredRecord record = new StoredRecord(this.fingerprint, ResponseEnvelope.encode(captured));
+			StoredRecord record = new StoredRecord(this.fingerprint, response.envelope(this.settings::isReplayable));
 			if (this.store.complete(this.lease, record, this.ttl)) {
 				this.listener.onResponse(ResponseOutcome.STORED, NotStoredReason.NONE);
 			}
