@@ -123,7 +123,13 @@ public class LeaseRenewer implements DisposableBean {
 	private void sweep() {
 		long now = System.nanoTime();
 		for (Renewal renewal : this.active) {
-			renewal.check(now);
+			try {
+				renewal.check(now);
+			}
+			catch (RuntimeException ex) {
+				// a periodic task that throws is never run again: keep sweeping the others
+				logger.warn("Could not check an idempotency lease renewal", ex);
+			}
 		}
 	}
 
