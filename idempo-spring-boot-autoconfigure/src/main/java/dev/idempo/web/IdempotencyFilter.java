@@ -76,8 +76,13 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			}
 			return;
 		}
-		if (execution != null && !(capture.isErrorSent() && execution.awaitErrorPage())) {
-			execution.finish(capture);
+		if (execution != null) {
+			// after sendError the error dispatch writes the response, unless the
+			// execution can no longer wait for one
+			boolean errorPageFollows = capture.isErrorSent() && execution.awaitErrorPage();
+			if (!errorPageFollows) {
+				execution.finish(capture);
+			}
 		}
 		capture.flushToClient();
 	}
