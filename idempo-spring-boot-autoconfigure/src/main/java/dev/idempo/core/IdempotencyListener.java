@@ -71,12 +71,14 @@ public interface IdempotencyListener {
 		/** The store failed and the handler ran unprotected (fail-open). */
 		UNPROTECTED;
 
+		private final String tag = name().toLowerCase(java.util.Locale.ROOT);
+
 		/**
 		 * The metric tag value.
 		 * @return the lowercase name
 		 */
 		public String tag() {
-			return name().toLowerCase(java.util.Locale.ROOT);
+			return this.tag;
 		}
 
 	}
@@ -100,12 +102,14 @@ public interface IdempotencyListener {
 		/** The store failed while storing or releasing. */
 		STORE_ERROR;
 
+		private final String tag = name().toLowerCase(java.util.Locale.ROOT);
+
 		/**
 		 * The metric tag value.
 		 * @return the lowercase name
 		 */
 		public String tag() {
-			return name().toLowerCase(java.util.Locale.ROOT);
+			return this.tag;
 		}
 
 	}
@@ -150,12 +154,14 @@ public interface IdempotencyListener {
 		 */
 		ERROR_PAGE;
 
+		private final String tag = name().toLowerCase(java.util.Locale.ROOT);
+
 		/**
 		 * The metric tag value.
 		 * @return the lowercase name
 		 */
 		public String tag() {
-			return name().toLowerCase(java.util.Locale.ROOT);
+			return this.tag;
 		}
 
 	}
@@ -177,12 +183,14 @@ public interface IdempotencyListener {
 		/** Lease renewal. */
 		RENEW;
 
+		private final String tag = name().toLowerCase(java.util.Locale.ROOT);
+
 		/**
 		 * The metric tag value.
 		 * @return the lowercase name
 		 */
 		public String tag() {
-			return name().toLowerCase(java.util.Locale.ROOT);
+			return this.tag;
 		}
 
 	}

@@ -1,6 +1,8 @@
 package dev.idempo.core;
 
 import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -22,9 +24,15 @@ import org.springframework.beans.factory.DisposableBean;
 
 /**
  * Renews the leases of running handlers on stores whose claims expire, about every third
- * of the lock TTL. One timer thread schedules; the store calls run on a small pool, so
- * one slow renewal never delays the others. A lease whose renewal fails or has not
- * succeeded for a whole lock TTL is reported lost, so that its response is not stored.
+ * of the lock TTL. A lease whose renewal fails or has not succeeded for a whole lock TTL
+ * is reported lost, so that its response is not stored.
+ * <p>
+ * Starting and stopping a renewal only add to and remove from a concurrent set: nearly
+ * every request ends long before its first renewal is due, and scheduling (then
+ * cancelling) a timer task for each one woke the timer thread and contended on its queue
+ * lock on every request, which showed as tens of microseconds of latency. Instead one
+ * timer task sweeps the set every sixth of the lock TTL, and the store calls of due
+ * renewals run on a small pool, so one slow renewal never delays the others.
  *
  * @author idempo
  */
@@ -34,9 +42,21 @@ public class LeaseRenewer implements DisposableBean {
 
 	private static final int WORKERS = 4;
 
+	private static final long MIN_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
 	private final ScheduledThreadPoolExecutor timer;
 
 	private final ThreadPoolExecutor workers;
+
+	private final Set<Renewal> active = ConcurrentHashMap.newKeySet();
+
+	private final Object sweepLock = new Object();
+
+	/** The interval of the running sweep; only ever shortened. */
+	private volatile long sweepIntervalNanos = Long.MAX_VALUE;
+
+	// guarded by sweepLock
+	private @Nullable ScheduledFuture<?> sweep;
 
 	/**
 	 * Creates a renewer with its own daemon threads.
@@ -50,18 +70,23 @@ public class LeaseRenewer implements DisposableBean {
 	}
 
 	/**
-	 * Renews {@code lease} until the returned handle is cancelled or the lease is lost.
+	 * Renews {@code lease} until the returned renewal is {@linkplain Renewal#stop()
+	 * stopped} or the lease is lost. Called on the request thread right after the claim;
+	 * it never blocks and never wakes another thread (except the first time, and whenever
+	 * a shorter lock TTL than any before needs the sweep to run more often).
 	 * @param store the store that granted the lease
 	 * @param lease the lease
 	 * @param lockTtl the lease length
-	 * @param onLost called once, on a renewer thread, if the lease is found lost
-	 * @return a handle that stops renewal when cancelled
+	 * @return the renewal, to stop once the response is stored or the key released
 	 */
-	public ScheduledFuture<?> renew(LockingStore store, Lease lease, Duration lockTtl, Runnable onLost) {
-		Renewal renewal = new Renewal(store, lease, lockTtl, onLost);
-		long period = Math.max(1, lockTtl.toMillis() / 3);
-		renewal.future = this.timer.scheduleAtFixedRate(renewal, period, period, TimeUnit.MILLISECONDS);
-		return renewal.future;
+	public Renewal renew(LockingStore store, Lease lease, Duration lockTtl) {
+		Renewal renewal = new Renewal(store, lease, lockTtl);
+		this.active.add(renewal);
+		long interval = Math.max(MIN_PERIOD_NANOS, renewal.periodNanos / 2);
+		if (interval < this.sweepIntervalNanos) {
+			sweepEvery(interval);
+		}
+		return renewal;
 	}
 
 	/**
@@ -80,6 +105,35 @@ public class LeaseRenewer implements DisposableBean {
 		this.workers.shutdownNow();
 	}
 
+	private void sweepEvery(long intervalNanos) {
+		synchronized (this.sweepLock) {
+			if (intervalNanos >= this.sweepIntervalNanos) {
+				return;
+			}
+			ScheduledFuture<?> previous = this.sweep;
+			this.sweep = this.timer.scheduleAtFixedRate(this::sweep, intervalNanos, intervalNanos,
+					TimeUnit.NANOSECONDS);
+			this.sweepIntervalNanos = intervalNanos;
+			if (previous != null) {
+				previous.cancel(false);
+			}
+		}
+	}
+
+	private void sweep() {
+		long now = System.nanoTime();
+		for (Renewal renewal : this.active) {
+			try {
+				renewal.check(now);
+			}
+			catch (RuntimeException ex) {
+				// a periodic task that throws is never run again: keep sweeping the
+				// others
+				logger.warn("Could not check an idempotency lease renewal", ex);
+			}
+		}
+	}
+
 	private static ThreadFactory daemonThreads(String name) {
 		AtomicInteger count = new AtomicInteger();
 		return (runnable) -> {
@@ -89,7 +143,11 @@ public class LeaseRenewer implements DisposableBean {
 		};
 	}
 
-	private final class Renewal implements Runnable {
+	/**
+	 * The renewal of one lease. Its identity is its hash key in the set of active
+	 * renewals.
+	 */
+	public final class Renewal {
 
 		private final LockingStore store;
 
@@ -97,7 +155,9 @@ public class LeaseRenewer implements DisposableBean {
 
 		private final Duration lockTtl;
 
-		private final Runnable onLost;
+		private final long lockTtlNanos;
+
+		private final long periodNanos;
 
 		private final AtomicBoolean inFlight = new AtomicBoolean();
 
@@ -105,23 +165,39 @@ public class LeaseRenewer implements DisposableBean {
 
 		private volatile long lastRenewed = System.nanoTime();
 
-		private volatile @Nullable ScheduledFuture<?> future;
-
-		Renewal(LockingStore store, Lease lease, Duration lockTtl, Runnable onLost) {
+		Renewal(LockingStore store, Lease lease, Duration lockTtl) {
 			this.store = store;
 			this.lease = lease;
 			this.lockTtl = lockTtl;
-			this.onLost = onLost;
+			this.lockTtlNanos = lockTtl.toNanos();
+			this.periodNanos = Math.max(MIN_PERIOD_NANOS, this.lockTtlNanos / 3);
 		}
 
-		@Override
-		public void run() {
-			if (System.nanoTime() - this.lastRenewed >= this.lockTtl.toNanos()) {
+		/**
+		 * Whether the lease was found lost: a renewal was refused, or none succeeded for
+		 * a whole lock TTL. Read by the thread that ends the request, before it stores.
+		 * @return whether the lease is lost
+		 */
+		public boolean isLost() {
+			return this.lost.get();
+		}
+
+		/**
+		 * Stops renewing. Idempotent; a store call already running finishes, and its
+		 * result no longer matters.
+		 */
+		public void stop() {
+			LeaseRenewer.this.active.remove(this);
+		}
+
+		void check(long now) {
+			long sinceRenewed = now - this.lastRenewed;
+			if (sinceRenewed >= this.lockTtlNanos) {
 				// the store may already have let the lease go: assume the worst
 				lose();
 				return;
 			}
-			if (!this.inFlight.compareAndSet(false, true)) {
+			if (sinceRenewed < this.periodNanos || !this.inFlight.compareAndSet(false, true)) {
 				return;
 			}
 			try {
@@ -152,13 +228,8 @@ public class LeaseRenewer implements DisposableBean {
 		}
 
 		private void lose() {
-			ScheduledFuture<?> future = this.future;
-			if (future != null) {
-				future.cancel(false);
-			}
-			if (this.lost.compareAndSet(false, true)) {
-				this.onLost.run();
-			}
+			this.lost.set(true);
+			stop();
 		}
 
 	}

@@ -4,6 +4,7 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -18,18 +19,28 @@ import io.micrometer.core.instrument.Timer;
  * <li>{@code idempo.store.operations} (timer), tags {@code store}, {@code operation},
  * {@code result}</li>
  * </ul>
+ * Meters are registered when first used and then looked up by array index: every
+ * protected request records two or three events, and building a string key to find each
+ * meter cost more than recording it.
  *
  * @author idempo
  */
 public class MicrometerIdempotencyListener implements IdempotencyListener {
 
+	private static final int REASONS = NotStoredReason.values().length;
+
+	private static final int OPERATIONS = StoreOperation.values().length;
+
 	private final MeterRegistry registry;
 
 	private final Map<RequestOutcome, Counter> requests = new EnumMap<>(RequestOutcome.class);
 
-	private final Map<String, Counter> responses = new ConcurrentHashMap<>();
+	/** Indexed by outcome and reason. */
+	private final AtomicReferenceArray<Counter> responses = new AtomicReferenceArray<>(
+			ResponseOutcome.values().length * REASONS);
 
-	private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+	/** Per store name, indexed by operation and result. */
+	private final Map<String, AtomicReferenceArray<Timer>> timers = new ConcurrentHashMap<>();
 
 	/**
 	 * Creates a listener and registers its request counters.
@@ -53,28 +64,36 @@ public class MicrometerIdempotencyListener implements IdempotencyListener {
 
 	@Override
 	public void onResponse(ResponseOutcome outcome, NotStoredReason reason) {
-		this.responses
-			.computeIfAbsent(outcome.tag() + '/' + reason.tag(),
-					(id) -> Counter.builder("idempo.responses")
-						.description("Responses of handlers that ran under a claimed key, by what happened to them")
-						.tag("outcome", outcome.tag())
-						.tag("reason", reason.tag())
-						.register(this.registry))
-			.increment();
+		int index = outcome.ordinal() * REASONS + reason.ordinal();
+		Counter counter = this.responses.get(index);
+		if (counter == null) {
+			// registering twice returns the same meter: a race here is harmless
+			counter = Counter.builder("idempo.responses")
+				.description("Responses of handlers that ran under a claimed key, by what happened to them")
+				.tag("outcome", outcome.tag())
+				.tag("reason", reason.tag())
+				.register(this.registry);
+			this.responses.set(index, counter);
+		}
+		counter.increment();
 	}
 
 	@Override
 	public void onStoreOperation(String store, StoreOperation operation, long nanos, boolean success) {
-		String result = success ? "success" : "error";
-		this.timers
-			.computeIfAbsent(store + '/' + operation.tag() + '/' + result,
-					(id) -> Timer.builder("idempo.store.operations")
-						.description("Latency of idempotency store operations")
-						.tag("store", store)
-						.tag("operation", operation.tag())
-						.tag("result", result)
-						.register(this.registry))
-			.record(nanos, TimeUnit.NANOSECONDS);
+		AtomicReferenceArray<Timer> storeTimers = this.timers.computeIfAbsent(store,
+				(name) -> new AtomicReferenceArray<>(OPERATIONS * 2));
+		int index = operation.ordinal() * 2 + (success ? 0 : 1);
+		Timer timer = storeTimers.get(index);
+		if (timer == null) {
+			timer = Timer.builder("idempo.store.operations")
+				.description("Latency of idempotency store operations")
+				.tag("store", store)
+				.tag("operation", operation.tag())
+				.tag("result", success ? "success" : "error")
+				.register(this.registry);
+			storeTimers.set(index, timer);
+		}
+		timer.record(nanos, TimeUnit.NANOSECONDS);
 	}
 
 }

@@ -1,12 +1,29 @@
 package dev.idempo.core;
 
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.Part;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The fingerprint of a request: a SHA-256 digest of its method, path, query string and
  * body bytes. A key reused with a different fingerprint is rejected with {@code 422}.
+ * <p>
+ * Form and multipart bodies are read by the servlet container itself, often before any
+ * application code runs, so their {@linkplain #canonicalForm(HttpServletRequest)
+ * canonical form} (parsed parameters and parts) stands in for the raw bytes. Every byte
+ * fed to the digests here is part of stored records' identity: changing it makes every
+ * retry of a request stored before the change a {@code 422}.
  *
  * @author idempo
  */
@@ -49,6 +66,77 @@ public final class RequestFingerprint {
 		Digests.field(digest, callerScope);
 		Digests.field(digest, idempotencyKey);
 		return Digests.hex(digest);
+	}
+
+	/**
+	 * Whether a body of this type is parsed by the container (form and multipart posts),
+	 * so that its {@linkplain #canonicalForm canonical form} is fingerprinted instead of
+	 * its bytes.
+	 * @param contentType the request's content type, or {@code null}
+	 * @return whether the body is a form
+	 */
+	public static boolean isForm(@Nullable String contentType) {
+		if (contentType == null) {
+			return false;
+		}
+		String type = contentType.toLowerCase(Locale.ROOT);
+		return type.startsWith("application/x-www-form-urlencoded") || type.startsWith("multipart/");
+	}
+
+	/**
+	 * The bytes that stand for a form or multipart body in its fingerprint: every
+	 * parameter in name order, then (for multipart) every part in request order with its
+	 * name, file name, content type and the SHA-256 of its content.
+	 * @param request a form or multipart request
+	 * @return the canonical form
+	 * @throws IOException if the parts cannot be read
+	 */
+	public static byte[] canonicalForm(HttpServletRequest request) throws IOException {
+		ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+		DataOutputStream out = new DataOutputStream(bytes);
+		for (Map.Entry<String, String[]> parameter : new TreeMap<>(request.getParameterMap()).entrySet()) {
+			writeField(out, "p");
+			writeField(out, parameter.getKey());
+			out.writeInt(parameter.getValue().length);
+			for (String value : parameter.getValue()) {
+				writeField(out, value);
+			}
+		}
+		String contentType = request.getContentType();
+		if (contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith("multipart/")) {
+			try {
+				for (Part part : request.getParts()) {
+					writeField(out, "f");
+					writeField(out, part.getName());
+					writeField(out, String.valueOf(part.getSubmittedFileName()));
+					writeField(out, String.valueOf(part.getContentType()));
+					out.write(digest(part));
+				}
+			}
+			catch (ServletException ex) {
+				throw new IOException("Could not read multipart request for its fingerprint", ex);
+			}
+		}
+		out.flush();
+		return bytes.toByteArray();
+	}
+
+	private static void writeField(DataOutputStream out, String value) throws IOException {
+		byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+		out.writeInt(bytes.length);
+		out.write(bytes);
+	}
+
+	private static byte[] digest(Part part) throws IOException {
+		MessageDigest digest = Digests.sha256();
+		try (InputStream in = part.getInputStream()) {
+			byte[] buffer = new byte[8192];
+			int count;
+			while ((count = in.read(buffer)) != -1) {
+				digest.update(buffer, 0, count);
+			}
+		}
+		return digest.digest();
 	}
 
 }

@@ -1,20 +1,17 @@
 package dev.idempo.core;
 
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.zip.DataFormatException;
 import java.util.zip.Deflater;
 import java.util.zip.Inflater;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * The stored format of a response: a versioned binary envelope, no Java serialization.
@@ -66,15 +63,53 @@ public final class ResponseEnvelope {
 	 * @return the envelope bytes
 	 */
 	public static byte[] encode(CapturedResponse response) {
-		byte[] payload = payload(response);
-		byte[] compressed = (payload.length >= COMPRESSION_THRESHOLD) ? deflate(payload) : null;
-		boolean deflated = compressed != null && compressed.length <= payload.length - payload.length / 10;
-		byte[] body = deflated ? compressed : payload;
-		byte[] envelope = new byte[HEADER_LENGTH + body.length];
+		byte[] body = response.body();
+		return encode(response.status(), response.headers(), body, 0, body.length);
+	}
+
+	/**
+	 * Encodes a response whose body is a slice of a larger array, so that a response held
+	 * in a capture buffer is encoded without first copying its body out: the envelope is
+	 * the only copy made (two when it is compressed).
+	 * @param status the HTTP status code
+	 * @param headers header names to their values
+	 * @param body the array holding the body bytes
+	 * @param offset where the body starts in {@code body}
+	 * @param length the body length
+	 * @return the envelope bytes
+	 */
+	public static byte[] encode(int status, Map<String, List<String>> headers, byte[] body, int offset, int length) {
+		// encode every header string once, to size the envelope exactly
+		List<byte[]> strings = new ArrayList<>();
+		int payloadLength = 2 + 4 + 4 + length;
+		for (Map.Entry<String, List<String>> header : headers.entrySet()) {
+			payloadLength += 4 + add(strings, header.getKey()) + 4;
+			for (String value : header.getValue()) {
+				payloadLength += 4 + add(strings, value);
+			}
+		}
+		byte[] envelope = new byte[HEADER_LENGTH + payloadLength];
 		System.arraycopy(MAGIC, 0, envelope, 0, MAGIC.length);
 		envelope[4] = VERSION;
-		envelope[5] = (byte) (deflated ? FLAG_DEFLATED : 0);
-		System.arraycopy(body, 0, envelope, HEADER_LENGTH, body.length);
+		int position = HEADER_LENGTH;
+		position = putShort(envelope, position, status);
+		position = putInt(envelope, position, headers.size());
+		int next = 0;
+		for (Map.Entry<String, List<String>> header : headers.entrySet()) {
+			position = putBytes(envelope, position, strings.get(next++));
+			position = putInt(envelope, position, header.getValue().size());
+			for (int i = 0; i < header.getValue().size(); i++) {
+				position = putBytes(envelope, position, strings.get(next++));
+			}
+		}
+		position = putInt(envelope, position, length);
+		System.arraycopy(body, offset, envelope, position, length);
+		if (payloadLength >= COMPRESSION_THRESHOLD) {
+			byte[] deflated = deflate(envelope, payloadLength - payloadLength / 10);
+			if (deflated != null) {
+				return deflated;
+			}
+		}
 		return envelope;
 	}
 
@@ -96,98 +131,66 @@ public final class ResponseEnvelope {
 					+ " (this version reads up to " + VERSION + ")");
 		}
 		boolean deflated = (envelope[5] & FLAG_DEFLATED) != 0;
-		InputStream payload = new ByteArrayInputStream(envelope, HEADER_LENGTH, envelope.length - HEADER_LENGTH);
-		if (deflated) {
-			payload = new ByteArrayInputStream(inflate(envelope, HEADER_LENGTH));
-		}
+		Payload payload = deflated ? new Payload(inflate(envelope, HEADER_LENGTH), 0)
+				: new Payload(envelope, HEADER_LENGTH);
 		try {
-			return readPayload(new DataInputStream(payload));
+			return payload.read();
 		}
-		catch (IOException ex) {
+		catch (IndexOutOfBoundsException ex) {
 			throw new IllegalArgumentException("Corrupt idempo response envelope", ex);
 		}
 	}
 
-	private static byte[] payload(CapturedResponse response) {
-		ByteArrayOutputStream bytes = new ByteArrayOutputStream(response.body().length + 256);
-		try (DataOutputStream out = new DataOutputStream(bytes)) {
-			out.writeShort(response.status());
-			out.writeInt(response.headers().size());
-			for (Map.Entry<String, List<String>> header : response.headers().entrySet()) {
-				writeString(out, header.getKey());
-				out.writeInt(header.getValue().size());
-				for (String value : header.getValue()) {
-					writeString(out, value);
-				}
-			}
-			out.writeInt(response.body().length);
-			out.write(response.body());
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		return bytes.toByteArray();
-	}
-
-	private static CapturedResponse readPayload(DataInputStream in) throws IOException {
-		int status = in.readUnsignedShort();
-		int headerCount = in.readInt();
-		checkLength(headerCount, in);
-		Map<String, List<String>> headers = new LinkedHashMap<>();
-		for (int i = 0; i < headerCount; i++) {
-			String name = readString(in);
-			int valueCount = in.readInt();
-			checkLength(valueCount, in);
-			List<String> values = new ArrayList<>(valueCount);
-			for (int j = 0; j < valueCount; j++) {
-				values.add(readString(in));
-			}
-			headers.put(name, values);
-		}
-		int bodyLength = in.readInt();
-		checkLength(bodyLength, in);
-		byte[] body = in.readNBytes(bodyLength);
-		if (body.length != bodyLength) {
-			throw new IOException("Truncated body");
-		}
-		return new CapturedResponse(status, headers, body);
-	}
-
-	private static void writeString(DataOutputStream out, String value) throws IOException {
+	private static int add(List<byte[]> strings, String value) {
 		byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
-		out.writeInt(bytes.length);
-		out.write(bytes);
+		strings.add(bytes);
+		return bytes.length;
 	}
 
-	private static String readString(DataInputStream in) throws IOException {
-		int length = in.readInt();
-		checkLength(length, in);
-		byte[] bytes = in.readNBytes(length);
-		if (bytes.length != length) {
-			throw new IOException("Truncated string");
-		}
-		return new String(bytes, StandardCharsets.UTF_8);
+	private static int putShort(byte[] target, int position, int value) {
+		target[position] = (byte) (value >>> 8);
+		target[position + 1] = (byte) value;
+		return position + 2;
 	}
 
-	private static void checkLength(int length, DataInputStream in) throws IOException {
-		if (length < 0 || length > in.available()) {
-			throw new IOException("Invalid length " + length);
-		}
+	private static int putInt(byte[] target, int position, int value) {
+		target[position] = (byte) (value >>> 24);
+		target[position + 1] = (byte) (value >>> 16);
+		target[position + 2] = (byte) (value >>> 8);
+		target[position + 3] = (byte) value;
+		return position + 4;
 	}
 
-	private static byte[] deflate(byte[] payload) {
+	private static int putBytes(byte[] target, int position, byte[] bytes) {
+		int start = putInt(target, position, bytes.length);
+		System.arraycopy(bytes, 0, target, start, bytes.length);
+		return start + bytes.length;
+	}
+
+	/**
+	 * Compresses the payload of {@code envelope} straight into a compressed envelope, but
+	 * only while the result stays within {@code limit} bytes.
+	 * @return the compressed envelope, or {@code null} if compression does not save
+	 * enough
+	 */
+	private static byte @Nullable [] deflate(byte[] envelope, int limit) {
 		// a Deflater is costly to create (native zlib state): keep one per thread
 		Deflater deflater = DEFLATERS.get();
 		deflater.reset();
 		try {
-			deflater.setInput(payload);
+			deflater.setInput(envelope, HEADER_LENGTH, envelope.length - HEADER_LENGTH);
 			deflater.finish();
-			ByteArrayOutputStream out = new ByteArrayOutputStream(payload.length / 2 + 64);
-			byte[] buffer = new byte[8192];
+			byte[] out = new byte[HEADER_LENGTH + limit];
+			int position = HEADER_LENGTH;
 			while (!deflater.finished()) {
-				out.write(buffer, 0, deflater.deflate(buffer));
+				if (position == out.length) {
+					return null;
+				}
+				position += deflater.deflate(out, position, out.length - position);
 			}
-			return out.toByteArray();
+			System.arraycopy(envelope, 0, out, 0, HEADER_LENGTH);
+			out[5] = (byte) FLAG_DEFLATED;
+			return (position == out.length) ? out : Arrays.copyOf(out, position);
 		}
 		finally {
 			deflater.reset();
@@ -218,6 +221,71 @@ public final class ResponseEnvelope {
 		finally {
 			inflater.end();
 		}
+	}
+
+	/** Reads a version 1 payload straight from the array that holds it. */
+	private static final class Payload {
+
+		private final byte[] data;
+
+		private int position;
+
+		Payload(byte[] data, int position) {
+			this.data = data;
+			this.position = position;
+		}
+
+		CapturedResponse read() {
+			int status = readShort();
+			int headerCount = readLength();
+			Map<String, List<String>> headers = new LinkedHashMap<>();
+			for (int i = 0; i < headerCount; i++) {
+				String name = readString();
+				int valueCount = readLength();
+				List<String> values = new ArrayList<>(valueCount);
+				for (int j = 0; j < valueCount; j++) {
+					values.add(readString());
+				}
+				headers.put(name, values);
+			}
+			int bodyLength = readLength();
+			byte[] body = Arrays.copyOfRange(this.data, this.position, this.position + bodyLength);
+			this.position += bodyLength;
+			return new CapturedResponse(status, headers, body);
+		}
+
+		private int readShort() {
+			check(2);
+			int value = ((this.data[this.position] & 0xff) << 8) | (this.data[this.position + 1] & 0xff);
+			this.position += 2;
+			return value;
+		}
+
+		/** A count or a byte length, which can never exceed what is left. */
+		private int readLength() {
+			check(4);
+			int value = ((this.data[this.position] & 0xff) << 24) | ((this.data[this.position + 1] & 0xff) << 16)
+					| ((this.data[this.position + 2] & 0xff) << 8) | (this.data[this.position + 3] & 0xff);
+			this.position += 4;
+			if (value < 0 || value > this.data.length - this.position) {
+				throw new IllegalArgumentException("Corrupt idempo response envelope: invalid length " + value);
+			}
+			return value;
+		}
+
+		private String readString() {
+			int length = readLength();
+			String value = new String(this.data, this.position, length, StandardCharsets.UTF_8);
+			this.position += length;
+			return value;
+		}
+
+		private void check(int length) {
+			if (this.data.length - this.position < length) {
+				throw new IllegalArgumentException("Corrupt idempo response envelope: truncated");
+			}
+		}
+
 	}
 
 }

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletInputStream;
@@ -25,9 +26,14 @@ import org.jspecify.annotations.Nullable;
  */
 public class BufferedBodyRequest extends HttpServletRequestWrapper {
 
+	/** The most memory reserved for a body before its bytes arrive. */
+	static final int MAX_PRESIZE = 64 * 1024;
+
+	private static final int UNKNOWN_LENGTH_PRESIZE = 1024;
+
 	private byte @Nullable [] body;
 
-	private @Nullable ByteArrayOutputStream alreadyRead;
+	private @Nullable ReadEarlier alreadyRead;
 
 	private @Nullable ServletInputStream stream;
 
@@ -51,7 +57,11 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 	}
 
 	/**
-	 * Reads the whole body into memory, once.
+	 * Reads the whole body into memory, once. The buffer is sized from the declared
+	 * {@code Content-Length} (up to {@value #MAX_PRESIZE} bytes, so that a client cannot
+	 * make the server reserve memory it never sends), so a typical body is read into one
+	 * array of exactly its size; the length is only a hint, since a wrapper may change
+	 * the body without changing it.
 	 * @param maxSize the most bytes read
 	 * @return the body bytes
 	 * @throws IOException if reading fails
@@ -59,20 +69,58 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 	 */
 	public byte[] body(long maxSize) throws IOException {
 		if (this.body == null) {
-			ByteArrayOutputStream bytes = (this.alreadyRead != null) ? this.alreadyRead : new ByteArrayOutputStream();
-			byte[] chunk = new byte[8192];
-			ServletInputStream in = super.getInputStream();
-			int count;
-			while ((count = in.read(chunk)) != -1) {
-				if (bytes.size() + (long) count > maxSize) {
-					throw new RequestTooLargeException(maxSize);
-				}
-				bytes.write(chunk, 0, count);
-			}
-			this.body = bytes.toByteArray();
+			this.body = readBody(maxSize);
 			this.alreadyRead = null;
 		}
 		return this.body;
+	}
+
+	private byte[] readBody(long maxSize) throws IOException {
+		int earlier = (this.alreadyRead != null) ? this.alreadyRead.size() : 0;
+		// bytes a filter read first count towards the limit only once more arrive
+		long capacityLimit = Math.min(Math.max(maxSize, earlier), Integer.MAX_VALUE - 8);
+		long declared = getContentLengthLong();
+		long expected = Math.max((declared >= 0) ? declared : UNKNOWN_LENGTH_PRESIZE, earlier);
+		byte[] buffer = new byte[(int) Math.min(Math.min(expected, MAX_PRESIZE), capacityLimit)];
+		if (this.alreadyRead != null) {
+			buffer = grow(buffer, earlier, capacityLimit);
+			System.arraycopy(this.alreadyRead.array(), 0, buffer, 0, earlier);
+		}
+		ServletInputStream in = super.getInputStream();
+		int size = earlier;
+		while (true) {
+			if (size == buffer.length) {
+				// full: probe for one more byte before growing, since a body of exactly
+				// the declared length ends here
+				int next = in.read();
+				if (next == -1) {
+					return buffer;
+				}
+				if (size + 1L > maxSize) {
+					throw new RequestTooLargeException(maxSize);
+				}
+				buffer = grow(buffer, size + 1, capacityLimit);
+				buffer[size++] = (byte) next;
+				continue;
+			}
+			int count = in.read(buffer, size, buffer.length - size);
+			if (count == -1) {
+				return Arrays.copyOf(buffer, size);
+			}
+			size += count;
+			if (size > maxSize) {
+				throw new RequestTooLargeException(maxSize);
+			}
+		}
+	}
+
+	/** Grows by doubling, up to {@code limit}. */
+	private static byte[] grow(byte[] buffer, int needed, long limit) {
+		if (needed <= buffer.length) {
+			return buffer;
+		}
+		long grown = Math.max(needed, Math.max(256L, 2L * buffer.length));
+		return Arrays.copyOf(buffer, (int) Math.min(grown, limit));
 	}
 
 	@Override
@@ -81,7 +129,7 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 			return new ByteArrayServletInputStream(this.body);
 		}
 		if (this.stream == null) {
-			this.alreadyRead = new ByteArrayOutputStream();
+			this.alreadyRead = new ReadEarlier();
 			this.stream = new RecordingServletInputStream(super.getInputStream(), this.alreadyRead, this);
 		}
 		return this.stream;
@@ -112,6 +160,15 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 		 */
 		public long getMaxSize() {
 			return this.maxSize;
+		}
+
+	}
+
+	/** The bytes a filter read before the fingerprint was taken, readable in place. */
+	private static final class ReadEarlier extends ByteArrayOutputStream {
+
+		byte[] array() {
+			return this.buf;
 		}
 
 	}

@@ -19,6 +19,7 @@ import jakarta.servlet.http.HttpServletResponseWrapper;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.core.CapturedResponse;
+import dev.idempo.core.ResponseEnvelope;
 
 /**
  * Keeps the body bytes of a protected response exactly as the application writes them, so
@@ -39,9 +40,11 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	private long limit;
 
-	private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+	private final HeldBody buffer = new HeldBody();
 
 	private boolean overflowed;
+
+	private boolean streamed;
 
 	private boolean errorSent;
 
@@ -98,15 +101,25 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * Stops holding back body bytes (the response turned out to stream): what was held is
-	 * written out and the rest goes straight through.
+	 * Stops holding back body bytes because the response turned out to stream: what was
+	 * held is written out, the rest goes straight through, and {@link #isStreamed()}
+	 * tells that the response is not to be stored.
 	 * @throws IOException if writing what was held fails
 	 */
 	public void stopCapture() throws IOException {
+		this.streamed = true;
 		if (this.capturing) {
 			flushWriter();
 			passThrough();
 		}
+	}
+
+	/**
+	 * Whether the response turned out to stream its body ({@link #stopCapture()}).
+	 * @return whether the response streams
+	 */
+	public boolean isStreamed() {
+		return this.streamed;
 	}
 
 	/**
@@ -154,6 +167,22 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 */
 	public CapturedResponse captured(Predicate<String> replayable) {
 		flushWriter();
+		return new CapturedResponse(getStatus(), headersSet(replayable), this.buffer.toByteArray());
+	}
+
+	/**
+	 * The response as captured so far, encoded as a {@link ResponseEnvelope} straight
+	 * from the capture buffer: the same bytes as encoding {@link #captured(Predicate)},
+	 * without copying the body out first.
+	 * @param replayable which headers to keep
+	 * @return the envelope
+	 */
+	public byte[] envelope(Predicate<String> replayable) {
+		flushWriter();
+		return ResponseEnvelope.encode(getStatus(), headersSet(replayable), this.buffer.array(), 0, this.buffer.size());
+	}
+
+	private Map<String, List<String>> headersSet(Predicate<String> replayable) {
 		HttpServletResponse response = (HttpServletResponse) getResponse();
 		Map<String, List<String>> headers = new LinkedHashMap<>();
 		String contentType = response.getContentType();
@@ -169,7 +198,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 				headers.put(name, values);
 			}
 		}
-		return new CapturedResponse(response.getStatus(), headers, this.buffer.toByteArray());
+		return headers;
 	}
 
 	/**
@@ -312,8 +341,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	private void writeBuffer() throws IOException {
 		if (this.buffer.size() > 0) {
-			ServletOutputStream out = getResponse().getOutputStream();
-			this.buffer.writeTo(out);
+			getResponse().getOutputStream().write(this.buffer.array(), 0, this.buffer.size());
 			this.buffer.reset();
 		}
 	}
@@ -321,6 +349,18 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	private static boolean containsIgnoreCase(Map<String, ?> map, String name) {
 		String lower = name.toLowerCase(Locale.ROOT);
 		return map.keySet().stream().anyMatch((key) -> key.toLowerCase(Locale.ROOT).equals(lower));
+	}
+
+	/**
+	 * The held-back body, readable in place so that neither the envelope nor the write to
+	 * the client needs a copy of it first.
+	 */
+	private static final class HeldBody extends ByteArrayOutputStream {
+
+		byte[] array() {
+			return this.buf;
+		}
+
 	}
 
 	private final class CapturingOutputStream extends ServletOutputStream {

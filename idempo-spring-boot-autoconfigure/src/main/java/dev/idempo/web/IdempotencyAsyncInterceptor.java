@@ -29,7 +29,7 @@ public class IdempotencyAsyncInterceptor implements CallableProcessingIntercepto
 	public <T> void preProcess(NativeWebRequest request, Callable<T> task) {
 		IdempotentExecution execution = execution(request);
 		if (execution != null) {
-			execution.taskStarted();
+			execution.callableStarted();
 			this.running.set(execution);
 		}
 	}
@@ -39,7 +39,7 @@ public class IdempotencyAsyncInterceptor implements CallableProcessingIntercepto
 		IdempotentExecution execution = this.running.get();
 		if (execution != null) {
 			this.running.remove();
-			execution.taskEnded();
+			execution.callableReturned();
 		}
 	}
 
@@ -70,7 +70,7 @@ public class IdempotencyAsyncInterceptor implements CallableProcessingIntercepto
 	private static void abandoned(NativeWebRequest request) {
 		IdempotentExecution execution = execution(request);
 		if (execution != null) {
-			execution.markAsyncAbandoned();
+			execution.abandoned();
 		}
 	}
 

@@ -65,7 +65,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			IdempotentExecution execution = IdempotentExecution.of(request);
 			if (execution != null) {
 				capture.discard();
-				execution.finish(null, ex);
+				execution.fail();
 			}
 			throw ex;
 		}
@@ -77,11 +77,11 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			return;
 		}
 		if (execution != null) {
-			if (capture.isErrorSent()) {
-				execution.awaitErrorPage();
-			}
-			else {
-				execution.finish(capture, null);
+			// after sendError the error dispatch writes the response, unless the
+			// execution can no longer wait for one
+			boolean errorPageFollows = capture.isErrorSent() && execution.awaitErrorPage();
+			if (!errorPageFollows) {
+				execution.finish(capture);
 			}
 		}
 		capture.flushToClient();
@@ -106,10 +106,10 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 		catch (IOException | ServletException | RuntimeException | Error ex) {
 			capture.discard();
-			execution.finish(null, ex);
+			execution.fail();
 			throw ex;
 		}
-		execution.finish(capture, null);
+		execution.finish(capture);
 		capture.flushToClient();
 	}
 

@@ -1,24 +1,15 @@
 package dev.idempo.web;
 
-import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import jakarta.servlet.http.Part;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -40,7 +31,6 @@ import dev.idempo.store.ClaimResult;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.StoredRecord;
 
-import org.springframework.http.MediaType;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.AsyncHandlerInterceptor;
 import org.springframework.web.util.WebUtils;
@@ -164,15 +154,11 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		ClaimResult.Acquired acquired = (ClaimResult.Acquired) claim;
 		NotStoredReason preset = !policy.cacheResponse() ? NotStoredReason.DISABLED
 				: policy.streaming() ? NotStoredReason.STREAMING : NotStoredReason.NONE;
-		IdempotentExecution execution = new IdempotentExecution(this.store, this.listener, this.settings,
+		IdempotentExecution execution = IdempotentExecution.start(this.store, this.listener, this.settings,
 				this.leaseRenewer, acquired.lease(), fingerprint, policy.ttl(), preset);
 		request.setAttribute(IdempotentExecution.ATTRIBUTE, execution);
 		if (preset == NotStoredReason.NONE) {
 			capture.startCapture(this.settings.maxResponseSize());
-		}
-		if (this.store.leaseExpires()) {
-			execution.renewWith(this.leaseRenewer.renew(this.store, acquired.lease(), this.settings.lockTtl(),
-					execution::markLeaseLost));
 		}
 		this.listener.onRequest(RequestOutcome.EXECUTED);
 		return true;
@@ -271,70 +257,9 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	 */
 	private static String fingerprint(HttpServletRequest request, BufferedBodyRequest bodyRequest, long maxSize)
 			throws IOException {
-		String contentType = request.getContentType();
-		byte[] body;
-		if (contentType != null && isForm(contentType)) {
-			body = canonicalForm(request);
-		}
-		else {
-			body = bodyRequest.body(maxSize);
-		}
+		byte[] body = RequestFingerprint.isForm(request.getContentType()) ? RequestFingerprint.canonicalForm(request)
+				: bodyRequest.body(maxSize);
 		return RequestFingerprint.of(request.getMethod(), request.getRequestURI(), request.getQueryString(), body);
-	}
-
-	private static boolean isForm(String contentType) {
-		String type = contentType.toLowerCase(Locale.ROOT);
-		return type.startsWith(MediaType.APPLICATION_FORM_URLENCODED_VALUE) || type.startsWith("multipart/");
-	}
-
-	private static byte[] canonicalForm(HttpServletRequest request) throws IOException {
-		ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-		DataOutputStream out = new DataOutputStream(bytes);
-		for (Map.Entry<String, String[]> parameter : new TreeMap<>(request.getParameterMap()).entrySet()) {
-			writeField(out, "p");
-			writeField(out, parameter.getKey());
-			out.writeInt(parameter.getValue().length);
-			for (String value : parameter.getValue()) {
-				writeField(out, value);
-			}
-		}
-		if (request.getContentType().toLowerCase(Locale.ROOT).startsWith("multipart/")) {
-			try {
-				for (Part part : request.getParts()) {
-					writeField(out, "f");
-					writeField(out, part.getName());
-					writeField(out, String.valueOf(part.getSubmittedFileName()));
-					writeField(out, String.valueOf(part.getContentType()));
-					out.write(digest(part));
-				}
-			}
-			catch (jakarta.servlet.ServletException ex) {
-				throw new IOException("Could not read multipart request for its fingerprint", ex);
-			}
-		}
-		out.flush();
-		return bytes.toByteArray();
-	}
-
-	private static void writeField(DataOutputStream out, String value) throws IOException {
-		byte[] bytes = value.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-		out.writeInt(bytes.length);
-		out.write(bytes);
-	}
-
-	private static byte[] digest(Part part) throws IOException {
-		try (InputStream in = part.getInputStream()) {
-			MessageDigest digest = MessageDigest.getInstance("SHA-256");
-			byte[] buffer = new byte[8192];
-			int count;
-			while ((count = in.read(buffer)) != -1) {
-				digest.update(buffer, 0, count);
-			}
-			return digest.digest();
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException(ex);
-		}
 	}
 
 }

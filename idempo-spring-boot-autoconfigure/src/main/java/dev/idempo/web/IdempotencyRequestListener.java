@@ -16,7 +16,7 @@ public class IdempotencyRequestListener implements ServletRequestListener {
 	public void requestDestroyed(ServletRequestEvent event) {
 		IdempotentExecution execution = IdempotentExecution.of(event.getServletRequest());
 		if (execution != null) {
-			execution.abandon();
+			execution.requestEnded();
 		}
 	}
 

@@ -1,8 +1,8 @@
 package dev.idempo.web;
 
 import java.time.Duration;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.UnaryOperator;
 
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -11,23 +11,26 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.core.CapturedResponse;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.LeaseRenewer;
-import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.StoredRecord;
 
 /**
  * One handler execution under a claimed key, kept as a request attribute from the
- * interceptor's claim to the filter's finish. It ends exactly once: stored and released,
- * or only released. An asynchronous request that timed out or failed while its work may
- * still be running keeps its key until that work ends, so a retry can never run the
- * handler alongside it.
+ * interceptor's claim to the end of the request. Its whole state is one {@link Phase},
+ * changed only by compare-and-set, because the events that move it arrive on different
+ * threads (the request thread, the async dispatch thread, the {@code Callable}'s executor
+ * thread, the container's timeout thread). Every method that moves the phase says whether
+ * it did; only the caller that moves it to {@link Phase#ENDED} touches the store
+ * afterwards, so the execution ends exactly once: stored and released, or only released.
+ * <p>
+ * An asynchronous request that timed out or failed while its work may still be running
+ * keeps its key until that work ends, so a retry can never run the handler alongside it.
  *
  * @author idempo
  */
@@ -36,6 +39,59 @@ final class IdempotentExecution {
 	static final String ATTRIBUTE = IdempotentExecution.class.getName();
 
 	private static final Log logger = LogFactory.getLog(IdempotentExecution.class);
+
+	/**
+	 * Where an execution stands. {@code RUNNING}, {@code CALLABLE_RETURNED} and
+	 * {@code AWAITING_ERROR_PAGE} end by storing the response (or releasing the key if it
+	 * is not storable); the {@code ABANDONED} phases end without storing, each as its
+	 * work allows.
+	 */
+	enum Phase {
+
+		/** The handler runs, or its asynchronous result is awaited. */
+		RUNNING,
+
+		/** The handler's {@code Callable} runs on the task executor. */
+		CALLABLE_RUNNING,
+
+		/** The {@code Callable} has returned; its result is being written. */
+		CALLABLE_RETURNED,
+
+		/**
+		 * The handler called {@code sendError}: the container renders the body in an
+		 * error dispatch, which is captured and stored.
+		 */
+		AWAITING_ERROR_PAGE,
+
+		/**
+		 * The asynchronous request timed out or failed, and its work (a
+		 * {@code DeferredResult}, {@code CompletableFuture}, ...) does not say when it
+		 * ends: the claim is left to lapse one lock TTL later.
+		 */
+		ABANDONED,
+
+		/**
+		 * The asynchronous request timed out or failed while its {@code Callable} runs:
+		 * the key is released when the {@code Callable} returns.
+		 */
+		ABANDONED_CALLABLE_RUNNING,
+
+		/**
+		 * The asynchronous request timed out or failed after its {@code Callable}
+		 * returned: the key is released when the request ends.
+		 */
+		ABANDONED_CALLABLE_RETURNED,
+
+		/**
+		 * The request has ended while its {@code Callable} still runs: the key is
+		 * released when the {@code Callable} returns.
+		 */
+		RELEASE_WHEN_CALLABLE_RETURNS,
+
+		/** Stored or released: nothing more happens. */
+		ENDED
+
+	}
 
 	private final LockingStore store;
 
@@ -51,27 +107,15 @@ final class IdempotentExecution {
 
 	private final Duration ttl;
 
-	private volatile NotStoredReason presetReason;
+	/** Why the response is not stored whatever it turns out to be, or {@code NONE}. */
+	private final NotStoredReason policyReason;
 
-	private final AtomicBoolean finished = new AtomicBoolean();
+	private final LeaseRenewer.@Nullable Renewal renewal;
 
-	private volatile boolean leaseLost;
+	private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.RUNNING);
 
-	private volatile boolean awaitingErrorPage;
-
-	private volatile boolean asyncAbandoned;
-
-	private volatile @Nullable ScheduledFuture<?> renewal;
-
-	// guarded by this: the Callable task of an asynchronous handler
-	private boolean taskStarted;
-
-	private boolean taskRunning;
-
-	private boolean releaseWhenTaskEnds;
-
-	IdempotentExecution(LockingStore store, IdempotencyListener listener, IdempotencySettings settings,
-			LeaseRenewer leaseRenewer, Lease lease, String fingerprint, Duration ttl, NotStoredReason presetReason) {
+	private IdempotentExecution(LockingStore store, IdempotencyListener listener, IdempotencySettings settings,
+			LeaseRenewer leaseRenewer, Lease lease, String fingerprint, Duration ttl, NotStoredReason policyReason) {
 		this.store = store;
 		this.listener = listener;
 		this.settings = settings;
@@ -79,80 +123,129 @@ final class IdempotentExecution {
 		this.lease = lease;
 		this.fingerprint = fingerprint;
 		this.ttl = ttl;
-		this.presetReason = presetReason;
+		this.policyReason = policyReason;
+		this.renewal = store.leaseExpires() ? leaseRenewer.renew(store, lease, settings.lockTtl()) : null;
+	}
+
+	/**
+	 * Starts an execution under a lease just acquired, renewing the lease while it runs
+	 * if the store's leases expire.
+	 * @param policyReason {@code DISABLED} or {@code STREAMING} if the handler's policy
+	 * rules out storing, else {@code NONE}
+	 */
+	static IdempotentExecution start(LockingStore store, IdempotencyListener listener, IdempotencySettings settings,
+			LeaseRenewer leaseRenewer, Lease lease, String fingerprint, Duration ttl, NotStoredReason policyReason) {
+		return new IdempotentExecution(store, listener, settings, leaseRenewer, lease, fingerprint, ttl, policyReason);
 	}
 
 	static @Nullable IdempotentExecution of(ServletRequest request) {
 		return (IdempotentExecution) request.getAttribute(ATTRIBUTE);
 	}
 
-	void renewWith(ScheduledFuture<?> renewal) {
-		this.renewal = renewal;
-		if (this.finished.get() && !this.asyncAbandoned) {
-			renewal.cancel(false);
-		}
-	}
-
-	void markLeaseLost() {
-		this.leaseLost = true;
-	}
-
-	/** The handler's return value turned out to stream its body: never stored. */
-	void markStreaming() {
-		if (this.presetReason == NotStoredReason.NONE) {
-			this.presetReason = NotStoredReason.STREAMING;
-		}
-	}
-
-	/** The asynchronous request timed out or failed; its work may still be running. */
-	void markAsyncAbandoned() {
-		this.asyncAbandoned = true;
-	}
-
-	/** The Callable of an asynchronous handler starts running. */
-	synchronized void taskStarted() {
-		this.taskStarted = true;
-		this.taskRunning = true;
-	}
-
-	/** The Callable of an asynchronous handler has returned or thrown. */
-	void taskEnded() {
-		boolean release;
-		synchronized (this) {
-			this.taskRunning = false;
-			release = this.releaseWhenTaskEnds;
-			this.releaseWhenTaskEnds = false;
-		}
-		if (release) {
-			cancelRenewal();
-			release(NotStoredReason.ASYNC_TIMEOUT);
-		}
-	}
-
-	/**
-	 * The handler called {@code sendError}: the container renders the body in an error
-	 * dispatch, which {@link IdempotencyFilter} captures and stores.
-	 */
-	void awaitErrorPage() {
-		this.awaitingErrorPage = true;
-	}
-
-	boolean isAwaitingErrorPage() {
-		return this.awaitingErrorPage && !this.finished.get();
+	Phase phase() {
+		return this.phase.get();
 	}
 
 	long maxResponseSize() {
 		return this.settings.maxResponseSize();
 	}
 
+	boolean isAwaitingErrorPage() {
+		return this.phase.get() == Phase.AWAITING_ERROR_PAGE;
+	}
+
 	/**
-	 * Releases the key if the request ended without being finished (no error dispatch
-	 * followed {@code sendError}, or the container gave up on an asynchronous request).
+	 * Whether the lease was found lost while the handler ran (a fact about the store, not
+	 * a phase: it only decides that the response is not stored).
 	 */
-	void abandon() {
-		if (!this.finished.get()) {
-			end(null, this.awaitingErrorPage ? NotStoredReason.ERROR_PAGE : NotStoredReason.EXCEPTION);
+	boolean isLeaseLost() {
+		return this.renewal != null && this.renewal.isLost();
+	}
+
+	/**
+	 * The handler's {@code Callable} starts running (on its executor thread).
+	 * @return whether the phase moved
+	 */
+	boolean callableStarted() {
+		return advance((current) -> switch (current) {
+			case RUNNING, CALLABLE_RETURNED -> Phase.CALLABLE_RUNNING;
+			case ABANDONED -> Phase.ABANDONED_CALLABLE_RUNNING;
+			default -> null;
+		}) != null;
+	}
+
+	/**
+	 * The handler's {@code Callable} has returned or thrown (on its executor thread). If
+	 * the request ended meanwhile, this releases the key.
+	 * @return whether the phase moved
+	 */
+	boolean callableReturned() {
+		Phase left = advance((current) -> switch (current) {
+			case CALLABLE_RUNNING -> Phase.CALLABLE_RETURNED;
+			case ABANDONED_CALLABLE_RUNNING -> Phase.ABANDONED_CALLABLE_RETURNED;
+			case RELEASE_WHEN_CALLABLE_RETURNS -> Phase.ENDED;
+			default -> null;
+		});
+		if (left == Phase.RELEASE_WHEN_CALLABLE_RETURNS) {
+			stopRenewal();
+			release(NotStoredReason.ASYNC_TIMEOUT);
 		}
+		return left != null;
+	}
+
+	/**
+	 * The asynchronous request timed out or failed (on a container thread); its work may
+	 * still be running, so nothing will be stored.
+	 * @return whether the phase moved
+	 */
+	boolean abandoned() {
+		return advance((current) -> switch (current) {
+			case RUNNING -> Phase.ABANDONED;
+			case CALLABLE_RUNNING -> Phase.ABANDONED_CALLABLE_RUNNING;
+			case CALLABLE_RETURNED -> Phase.ABANDONED_CALLABLE_RETURNED;
+			default -> null;
+		}) != null;
+	}
+
+	/**
+	 * The handler called {@code sendError} (seen by the filter when the dispatch
+	 * returns): the error dispatch that follows is captured and stored.
+	 * @return whether the phase moved; if not, the caller ends the execution itself
+	 */
+	boolean awaitErrorPage() {
+		return advance((current) -> switch (current) {
+			case RUNNING, CALLABLE_RETURNED -> Phase.AWAITING_ERROR_PAGE;
+			default -> null;
+		}) != null;
+	}
+
+	/**
+	 * The dispatch that wrote the response has returned (on the thread that ran it):
+	 * stores the response, or releases the key.
+	 * @param response the captured response
+	 * @return whether this call ended the execution
+	 */
+	boolean finish(CapturingResponse response) {
+		return end(response, Cause.RESPONSE);
+	}
+
+	/**
+	 * An exception escaped the handler or the error page: releases the key.
+	 * @return whether this call ended the execution
+	 */
+	boolean fail() {
+		return end(null, Cause.EXCEPTION);
+	}
+
+	/**
+	 * The request is over (the container destroys it, or completes its asynchronous
+	 * processing) without a dispatch having ended the execution: no error dispatch
+	 * followed {@code sendError}, or the container gave up on an asynchronous request.
+	 * Releases the key, unless work of the request still runs.
+	 * @return whether this call ended the execution
+	 */
+	boolean requestEnded() {
+		return end(null, Cause.REQUEST_OVER);
 	}
 
 	AsyncListener asyncListener() {
@@ -160,20 +253,19 @@ final class IdempotentExecution {
 
 			@Override
 			public void onComplete(AsyncEvent event) {
-				// normally finished by the filter on the last async dispatch; this
-				// catches
+				// normally ended by the filter on the last async dispatch; this catches
 				// requests that ended without one (client gone, container error)
-				abandon();
+				requestEnded();
 			}
 
 			@Override
 			public void onTimeout(AsyncEvent event) {
-				markAsyncAbandoned();
+				abandoned();
 			}
 
 			@Override
 			public void onError(AsyncEvent event) {
-				markAsyncAbandoned();
+				abandoned();
 			}
 
 			@Override
@@ -185,38 +277,85 @@ final class IdempotentExecution {
 	}
 
 	/**
-	 * Stores the response or releases the key.
-	 * @param response the captured response, {@code null} if the request failed
-	 * @param failure the exception that escaped the handler, if any
+	 * Moves the phase as {@code next} says, atomically.
+	 * @param next the next phase for the current one, {@code null} if the event does not
+	 * apply to it
+	 * @return the phase moved from, {@code null} if it did not move
 	 */
-	void finish(@Nullable CapturingResponse response, @Nullable Throwable failure) {
-		end(response, (failure != null || response == null) ? NotStoredReason.EXCEPTION : NotStoredReason.NONE);
+	private @Nullable Phase advance(UnaryOperator<@Nullable Phase> next) {
+		while (true) {
+			Phase current = this.phase.get();
+			Phase target = next.apply(current);
+			if (target == null) {
+				return null;
+			}
+			if (this.phase.compareAndSet(current, target)) {
+				return current;
+			}
+		}
 	}
 
-	private void end(@Nullable CapturingResponse response, NotStoredReason failureReason) {
-		if (!this.finished.compareAndSet(false, true)) {
-			return;
+	private boolean end(@Nullable CapturingResponse response, Cause cause) {
+		Phase left = advance((current) -> switch (current) {
+			case RUNNING, CALLABLE_RETURNED, AWAITING_ERROR_PAGE, ABANDONED, ABANDONED_CALLABLE_RETURNED -> Phase.ENDED;
+			case CALLABLE_RUNNING, ABANDONED_CALLABLE_RUNNING -> Phase.RELEASE_WHEN_CALLABLE_RETURNS;
+			case RELEASE_WHEN_CALLABLE_RETURNS, ENDED -> null;
+		});
+		if (left == null) {
+			return false;
 		}
-		if (this.asyncAbandoned) {
-			endAbandoned();
-			return;
+		switch (left) {
+			case CALLABLE_RUNNING, ABANDONED_CALLABLE_RUNNING -> {
+				// the lease is still renewed: the Callable's return releases it
+				return false;
+			}
+			case ABANDONED -> lapse();
+			case ABANDONED_CALLABLE_RETURNED -> {
+				stopRenewal();
+				release(NotStoredReason.ASYNC_TIMEOUT);
+			}
+			default -> {
+				stopRenewal();
+				if (cause == Cause.RESPONSE && response != null) {
+					settle(response);
+				}
+				else {
+					release((cause == Cause.REQUEST_OVER && left == Phase.AWAITING_ERROR_PAGE)
+							? NotStoredReason.ERROR_PAGE : NotStoredReason.EXCEPTION);
+				}
+			}
 		}
-		cancelRenewal();
-		NotStoredReason reason = (failureReason != NotStoredReason.NONE || response == null) ? failureReason
-				: notStoredReason(response);
+		return true;
+	}
+
+	/**
+	 * The work of an abandoned request does not say when it ends: stop renewing, so that
+	 * a lease lapses one lock TTL later; other stores release after the same delay.
+	 */
+	private void lapse() {
+		stopRenewal();
+		if (this.store.leaseExpires()) {
+			this.listener.onResponse(ResponseOutcome.NOT_STORED, NotStoredReason.ASYNC_TIMEOUT);
+		}
+		else {
+			this.leaseRenewer.schedule(() -> release(NotStoredReason.ASYNC_TIMEOUT), this.settings.lockTtl());
+		}
+	}
+
+	private void settle(CapturingResponse response) {
+		NotStoredReason reason = notStoredReason(response);
 		if (reason != NotStoredReason.NONE) {
 			release(reason);
 			return;
 		}
-		if (this.leaseLost) {
+		if (isLeaseLost()) {
 			logger.warn("Idempotency lease was lost while the handler ran; its response is not stored");
 			this.listener.onResponse(ResponseOutcome.LOCK_LOST, NotStoredReason.NONE);
 			releaseQuietly();
 			return;
 		}
-		CapturedResponse captured = response.captured(this.settings::isReplayable);
 		try {
-			StoredRecord record = new StoredRecord(this.fingerprint, ResponseEnvelope.encode(captured));
+			StoredRecord record = new StoredRecord(this.fingerprint, response.envelope(this.settings::isReplayable));
 			if (this.store.complete(this.lease, record, this.ttl)) {
 				this.listener.onResponse(ResponseOutcome.STORED, NotStoredReason.NONE);
 			}
@@ -233,41 +372,18 @@ final class IdempotentExecution {
 		}
 	}
 
-	/**
-	 * The request timed out or failed while its work may go on: keep the key until the
-	 * work ends. A Callable tells when it returns; a DeferredResult or CompletableFuture
-	 * does not, so its claim is left to lapse one lock TTL later (leases stop being
-	 * renewed; other stores release after that delay).
-	 */
-	private void endAbandoned() {
-		synchronized (this) {
-			if (this.taskRunning) {
-				this.releaseWhenTaskEnds = true;
-				return;
-			}
-		}
-		cancelRenewal();
-		if (this.taskStarted) {
-			release(NotStoredReason.ASYNC_TIMEOUT);
-		}
-		else if (this.store.leaseExpires()) {
-			this.listener.onResponse(ResponseOutcome.NOT_STORED, NotStoredReason.ASYNC_TIMEOUT);
-		}
-		else {
-			this.leaseRenewer.schedule(() -> release(NotStoredReason.ASYNC_TIMEOUT), this.settings.lockTtl());
-		}
-	}
-
-	private void cancelRenewal() {
-		ScheduledFuture<?> renewal = this.renewal;
-		if (renewal != null) {
-			renewal.cancel(false);
+	private void stopRenewal() {
+		if (this.renewal != null) {
+			this.renewal.stop();
 		}
 	}
 
 	private NotStoredReason notStoredReason(CapturingResponse response) {
-		if (this.presetReason != NotStoredReason.NONE) {
-			return this.presetReason;
+		if (this.policyReason != NotStoredReason.NONE) {
+			return this.policyReason;
+		}
+		if (response.isStreamed()) {
+			return NotStoredReason.STREAMING;
 		}
 		if (response.isErrorSent()) {
 			return NotStoredReason.ERROR_PAGE;
@@ -286,6 +402,20 @@ final class IdempotentExecution {
 
 	static boolean isStorable(int status) {
 		return status >= 200 && status < 500 && status != 408 && status != 425 && status != 429;
+	}
+
+	/** What ends an execution. */
+	private enum Cause {
+
+		/** A dispatch returned, with the response to store. */
+		RESPONSE,
+
+		/** An exception escaped the handler or the error page. */
+		EXCEPTION,
+
+		/** The request is over without a dispatch having ended the execution. */
+		REQUEST_OVER
+
 	}
 
 	private void release(NotStoredReason reason) {

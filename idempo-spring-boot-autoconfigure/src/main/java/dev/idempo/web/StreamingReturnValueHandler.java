@@ -81,11 +81,10 @@ public final class StreamingReturnValueHandler implements AsyncHandlerMethodRetu
 
 	private static void streaming(NativeWebRequest webRequest) throws IOException {
 		HttpServletRequest request = webRequest.getNativeRequest(HttpServletRequest.class);
-		IdempotentExecution execution = (request != null) ? IdempotentExecution.of(request) : null;
-		if (execution == null) {
+		if (request == null || IdempotentExecution.of(request) == null) {
 			return;
 		}
-		execution.markStreaming();
+		// the capture remembers that it streamed: the execution reads that when it ends
 		HttpServletResponse response = webRequest.getNativeResponse(HttpServletResponse.class);
 		CapturingResponse capture = (response != null) ? WebUtils.getNativeResponse(response, CapturingResponse.class)
 				: null;

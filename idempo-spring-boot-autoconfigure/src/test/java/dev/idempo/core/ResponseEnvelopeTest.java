@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.zip.Deflater;
 
 import org.junit.jupiter.api.Test;
 
@@ -68,6 +69,38 @@ class ResponseEnvelopeTest {
 		assertThat(HexFormat.of().formatHex(envelope)).isEqualTo("49444d50" + "01" + "00" + "00c9" + "00000001"
 				+ "00000001" + "41" + "00000001" + "00000001" + "62" + "00000001" + "07");
 		assertThat(ResponseEnvelope.decode(envelope)).isEqualTo(response);
+	}
+
+	@Test
+	void bodyInALargerArrayEncodesAsTheSameBody() {
+		byte[] held = "....{\"id\":1}........".getBytes(StandardCharsets.UTF_8);
+		Map<String, List<String>> headers = Map.of("Content-Type", List.of("application/json"));
+		assertThat(ResponseEnvelope.encode(201, headers, held, 4, 8)).isEqualTo(ResponseEnvelope
+			.encode(new CapturedResponse(201, headers, "{\"id\":1}".getBytes(StandardCharsets.UTF_8))));
+	}
+
+	@Test
+	void compressedEnvelopeIsTheRawOneWithItsPayloadDeflated() {
+		byte[] repetitive = "{\"item\":\"pen\"},".repeat(1000).getBytes(StandardCharsets.UTF_8);
+		CapturedResponse response = new CapturedResponse(200, Map.of("A", List.of("b")), repetitive);
+		byte[] raw = ResponseEnvelope.encode(new CapturedResponse(200, Map.of("A", List.of("b")), new byte[0]));
+		// the raw layout, rebuilt by hand around the body, deflated in one go
+		byte[] payload = new byte[raw.length - 6 - 4 + 4 + repetitive.length];
+		System.arraycopy(raw, 6, payload, 0, raw.length - 6 - 4);
+		int at = raw.length - 6 - 4;
+		payload[at + 2] = (byte) (repetitive.length >>> 8);
+		payload[at + 3] = (byte) repetitive.length;
+		System.arraycopy(repetitive, 0, payload, at + 4, repetitive.length);
+		Deflater deflater = new Deflater(Deflater.BEST_SPEED);
+		deflater.setInput(payload);
+		deflater.finish();
+		byte[] deflated = new byte[payload.length];
+		int length = deflater.deflate(deflated);
+		deflater.end();
+		byte[] envelope = ResponseEnvelope.encode(response);
+		assertThat(HexFormat.of().formatHex(envelope, 0, 6)).isEqualTo("49444d500101");
+		assertThat(java.util.Arrays.copyOfRange(envelope, 6, envelope.length))
+			.isEqualTo(java.util.Arrays.copyOf(deflated, length));
 	}
 
 	@Test
