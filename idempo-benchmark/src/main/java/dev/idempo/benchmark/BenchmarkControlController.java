@@ -36,7 +36,7 @@ class BenchmarkControlController {
 
 	private static final Pattern KEY_PREFIX = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
 
-	private static final int PRIME_CONCURRENCY = 4;
+	private static final int PRIME_CONCURRENCY = 16;
 
 	private final BenchmarkCounters counters;
 
