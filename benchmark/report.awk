@@ -193,6 +193,9 @@ END {
 		if (SB[s, "ceiling32"] != "") out("- write ceiling, 32 clients: " thousands(SB[s, "ceiling32"]) "/s (" SB[s, "ceiling_how"] ")")
 		if (SB[s, "app_db"] != "") out("- application database (pay cases): " SB[s, "app_db"])
 		if (SB[s, "records"] != "") out("- pre-populated records: " SB[s, "records"])
+		failed = 0
+		for (ci = 1; ci <= ncases; ci++) for (ki = 1; ki <= NK[s]; ki++) failed += FAILED[s, CASES[ci], KS[s, ki]]
+		out("- failed or timed-out store operations (claim, complete, release, renew) during the load runs: " failed)
 		share = ""
 		if (SB[s, "ceiling32"] > 0 && has(s, "fresh", 32)) {
 			share = figure(s, "fresh", 32, "rps") / SB[s, "ceiling32"]

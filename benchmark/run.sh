@@ -131,6 +131,7 @@ if uses redis; then need redis-cli redis-tools; need redis-benchmark redis-tools
 if uses mysql; then need mariadb mariadb-client; need mariadb-slap mariadb-client; fi
 
 export PGPASSWORD=$PG_PASSWORD
+export PGOPTIONS="-c client_min_messages=warning"
 psql_() { psql -X -q -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$PG_DB" "$@"; }
 MY_ARGS=(-h "$MY_HOST" -P "$MY_PORT" -u "$MY_USER" --protocol=TCP)
 [ -n "$MY_PASSWORD" ] && MY_ARGS+=("-p$MY_PASSWORD")
@@ -532,6 +533,7 @@ populate() { # populate STORE: RECORDS unexpired records in the store's own tabl
 				to=$((from + batch < RECORDS ? from + batch - 1 : RECORDS - 1))
 				rcli EVAL "$script" 0 "$REDIS_PREFIX" "$from" "$to" "$response" >/dev/null
 			done
+			log "redis: $(rcli --scan --pattern "${REDIS_PREFIX}{*}:record" | wc -l) records under $REDIS_PREFIX"
 			;;
 		postgres)
 			batch=100000
@@ -543,6 +545,7 @@ populate() { # populate STORE: RECORDS unexpired records in the store's own tabl
 					FROM generate_series($from, $to) AS i"
 			done
 			psql_ -c "ANALYZE $IDEMPO_TABLE"
+			log "postgres: $(psql_ -Atc "SELECT count(*) FROM $IDEMPO_TABLE WHERE expires_at > now()") unexpired rows in $IDEMPO_TABLE"
 			;;
 		mysql)
 			batch=100000
@@ -556,6 +559,7 @@ populate() { # populate STORE: RECORDS unexpired records in the store's own tabl
 						AND a.i BETWEEN $((from / 1000)) AND $((to / 1000))"
 			done
 			mariadb_ -e "ANALYZE TABLE $IDEMPO_TABLE" >/dev/null
+			log "mysql: $(mariadb_ -e "SELECT count(*) FROM $IDEMPO_TABLE WHERE expires_at > UTC_TIMESTAMP(6)") unexpired rows in $IDEMPO_TABLE"
 			;;
 	esac
 	baseline "$store" records "$RECORDS (unexpired, 1.1 KiB responses)"
