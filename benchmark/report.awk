@@ -192,6 +192,7 @@ END {
 		if (SB[s, "ceiling1"] != "") out("- write ceiling, 1 client: " thousands(SB[s, "ceiling1"]) "/s (" SB[s, "ceiling_how"] ")")
 		if (SB[s, "ceiling32"] != "") out("- write ceiling, 32 clients: " thousands(SB[s, "ceiling32"]) "/s (" SB[s, "ceiling_how"] ")")
 		if (SB[s, "app_db"] != "") out("- application database (pay cases): " SB[s, "app_db"])
+		if (SB[s, "warmup"] != "") out("- warm-up: " SB[s, "warmup"] " of mixed load at 32 clients")
 		if (SB[s, "records"] != "") out("- pre-populated records: " SB[s, "records"])
 		failed = 0
 		for (ci = 1; ci <= ncases; ci++) for (ki = 1; ki <= NK[s]; ki++) failed += FAILED[s, CASES[ci], KS[s, ki]]

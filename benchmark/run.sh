@@ -46,6 +46,7 @@ RECORDS=0
 SMOKE=0
 OUT="$BENCH/results"
 WARMUP=5
+WARMUP_MAX=60
 REPLAY_KEYS=2000
 CLIENTS=(1 32)
 
@@ -77,6 +78,7 @@ if [ "$SMOKE" = 1 ]; then
 	DURATION=1
 	ROUNDS=1
 	WARMUP=1
+	WARMUP_MAX=0
 	REPLAY_KEYS=200
 	CLIENTS=(32)
 	NAME=smoke
@@ -409,12 +411,26 @@ measure() { # measure STORE ROUND CASE CLIENTS: one load run, appended to raw.ts
 		"$rps" "$p50" "$p99" "$([ "$text" = - ] && echo ok || echo "FAILED: $text")")"
 }
 
-warm_up() {
-	log "warming up for $WARMUP s"
-	wrk_run 32 "$WARMUP" /plain mixed 201 "$RUN_ID-warmup-$1" 1 "$1-warmup" || die "warm-up failed"
-	[ "${WRK_LAST[6]}" = 0 ] && [ "${WRK_LAST[8]}" = 0 ] \
-		|| log "warm-up: ${WRK_LAST[6]} unexpected statuses (${WRK_LAST[10]}), ${WRK_LAST[8]} socket errors"
+warm_up() { # warm_up STORE: WARMUP seconds of mixed load, then more until the JIT is quiet
+	local store=$1 step=0 extra=0 compiled=0
+	log "$store: warming up ($WARMUP s of mixed load, then up to $WARMUP_MAX s more until the JIT is quiet)"
+	wrk_run 32 "$WARMUP" /plain mixed 201 "$RUN_ID-warmup-$store-0" 1 "$store-warmup-0" || die "warm-up failed"
+	[ "${WRK_LAST[6]}" = 0 ] && [ "${WRK_LAST[8]}" = 0 ] && [ "${WRK_LAST[9]}" = 0 ] \
+		|| log "$store: warm-up had ${WRK_LAST[6]} unexpected statuses (${WRK_LAST[10]}), ${WRK_LAST[8]} socket errors, ${WRK_LAST[9]} timeouts"
 	settle || die "requests still in flight after the warm-up"
+	while ((extra < WARMUP_MAX)); do
+		# 2-second steps until the JIT spends less than 5 % of a step compiling
+		step=$((step + 1))
+		counters_to "$WORK/jit-before"
+		wrk_run 32 2 /plain mixed 201 "$RUN_ID-warmup-$store-$step" 1 "$store-warmup-$step" || die "warm-up failed"
+		settle || die "requests still in flight after the warm-up"
+		counters_to "$WORK/jit-after"
+		extra=$((extra + 2))
+		compiled=$(($(value "$WORK/jit-after" jit.ms) - $(value "$WORK/jit-before" jit.ms)))
+		((compiled < 100)) && break
+	done
+	log "$store: warmed up for $((WARMUP + extra)) s$( ((extra > 0)) && echo " (the JIT compiled for $compiled ms in the last 2 s)")"
+	baseline "$store" warmup "$((WARMUP + extra)) s"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -630,7 +646,7 @@ info date "$(date -u '+%Y-%m-%d %H:%M UTC')"
 info machine "$(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) memory, $(uname -sr)"
 info JDK "$(java -version 2>&1 | sed -n 2p) $(printf '%s' "${JAVA_OPTS[*]}")"
 info wrk "$(wrk -v 2>&1 | head -n 1 | awk '{ print $1, $2 }')"
-info settings "stores $(IFS=,; echo "${SELECTED[*]}"), $DURATION s per load run, $ROUNDS round(s), $WARMUP s warm-up, clients $(IFS=,; echo "${CLIENTS[*]}") (1 = wrk -t1 -c1, 32 = wrk -t2 -c32), replay over $REPLAY_KEYS keys$([ "$RECORDS" -gt 0 ] && echo ", $RECORDS pre-populated records")$([ "$SMOKE" = 1 ] && echo ", smoke run")"
+info settings "stores $(IFS=,; echo "${SELECTED[*]}"), $DURATION s per load run, $ROUNDS round(s), warm-up $WARMUP s of mixed load then up to $WARMUP_MAX s more until the JIT is quiet, clients $(IFS=,; echo "${CLIENTS[*]}") (1 = wrk -t1 -c1, 32 = wrk -t2 -c32), replay over $REPLAY_KEYS keys$([ "$RECORDS" -gt 0 ] && echo ", $RECORDS pre-populated records")$([ "$SMOKE" = 1 ] && echo ", smoke run")"
 info run "$RUN_ID (raw data: $(realpath --relative-to="$ROOT" "$WORK" 2>/dev/null || echo "$WORK"))"
 
 for store in "${SELECTED[@]}"; do

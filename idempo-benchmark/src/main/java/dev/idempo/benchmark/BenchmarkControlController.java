@@ -1,6 +1,8 @@
 package dev.idempo.benchmark;
 
 import java.io.IOException;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -55,10 +57,18 @@ class BenchmarkControlController {
 		this.environment = environment;
 	}
 
+	/**
+	 * The counters, the held requests, and the JIT's total compilation time in
+	 * milliseconds ({@code -1} if unknown), which tells the script when warm-up is over.
+	 * @return {@code name=value} lines
+	 */
 	@GetMapping(path = "/bench/counters", produces = MediaType.TEXT_PLAIN_VALUE)
 	String counters() {
+		CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+		long jitMillis = (jit != null && jit.isCompilationTimeMonitoringSupported()) ? jit.getTotalCompilationTime()
+				: -1;
 		return this.counters.report() + "slow.entered=" + this.slowGate.entered() + "\nslow.left="
-				+ this.slowGate.left() + "\n";
+				+ this.slowGate.left() + "\njit.ms=" + jitMillis + "\n";
 	}
 
 	@PostMapping(path = "/bench/reset", produces = MediaType.TEXT_PLAIN_VALUE)
