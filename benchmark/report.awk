@@ -191,6 +191,12 @@ END {
 		if (rtt != "") out("- round trip: " micros(rtt) " (" SB[s, "rtt_how"] ")")
 		if (SB[s, "ceiling1"] != "") out("- write ceiling, 1 client: " thousands(SB[s, "ceiling1"]) "/s (" SB[s, "ceiling_how"] ")")
 		if (SB[s, "ceiling32"] != "") out("- write ceiling, 32 clients: " thousands(SB[s, "ceiling32"]) "/s (" SB[s, "ceiling_how"] ")")
+		if (SB[s, "ceiling1"] > 0) {
+			write1 = 1e6 / SB[s, "ceiling1"]
+			line = "- one durable write at 1 client: " micros(write1) " (1 / the write ceiling at 1 client)"
+			if (has(s, "fresh", 1)) line = line sprintf("; a fresh key adds %.2f of them", figure(s, "fresh", 1, "added") / write1)
+			out(line)
+		}
 		if (SB[s, "app_db"] != "") out("- application database (pay cases): " SB[s, "app_db"])
 		if (SB[s, "warmup"] != "") out("- warm-up: " SB[s, "warmup"] " of mixed load at 32 clients")
 		if (SB[s, "records"] != "") out("- pre-populated records: " SB[s, "records"])
@@ -231,6 +237,7 @@ END {
 		}
 		if (rtt != "") print s ",store-round-trip,," SB[s, "rtt_clients"] ",1,,," rtt ",,,,,,,,," > csv
 		if (SB[s, "ceiling1"] != "") print s ",store-write-ceiling,,1,1," SB[s, "ceiling1"] ",,,,,,,,,,," > csv
+		if (SB[s, "ceiling1"] > 0) print s ",store-write-latency,,1,1,,," sprintf("%.0f", 1e6 / SB[s, "ceiling1"]) ",,,,,,,,," > csv
 		if (SB[s, "ceiling32"] != "") print s ",store-write-ceiling,,32,1," SB[s, "ceiling32"] ",,,,,,,,,,," > csv
 		if (share != "") print s ",fresh-share-of-write-ceiling,,32,," sprintf("%.1f", figure(s, "fresh", 32, "rps")) "," sprintf("%.4f", share) ",,,,,,,,,," > csv
 	}

@@ -502,7 +502,7 @@ slap() { mariadb-slap "${MY_ARGS[@]}" --create-schema="$MY_DB" --no-drop --itera
 slap_seconds() { awk '/Average number of seconds to run all queries/ { print $(NF - 1) }'; }
 
 mysql_baselines() {
-	local n_select=$((DURATION * 5000)) n_insert=$((DURATION * 500)) out seconds rtt rate
+	local n_select=$((DURATION * 5000)) n_insert=$((DURATION * 400)) out seconds rtt rate
 	baseline mysql version "$(mariadb_ -e 'SELECT VERSION()')"
 	baseline mysql durability "innodb_flush_log_at_trx_commit $(mariadb_ -e 'SELECT @@innodb_flush_log_at_trx_commit'), sync_binlog $(mariadb_ -e 'SELECT @@sync_binlog'), log_bin $(mariadb_ -e 'SELECT @@log_bin')"
 	out=$(slap --concurrency=1 --number-of-queries="$n_select" --query="SELECT 1") || die "mariadb-slap SELECT 1 failed: $out"
@@ -513,14 +513,19 @@ mysql_baselines() {
 	baseline mysql rtt_how "mariadb-slap SELECT 1 mean, 1 client"
 	CLEANUPS+=("mariadb_ -e 'DROP TABLE IF EXISTS $SCRATCH_TABLE'")
 	mariadb_ -e "CREATE TABLE $SCRATCH_TABLE (id BIGINT AUTO_INCREMENT PRIMARY KEY, payload TEXT NOT NULL) ENGINE = InnoDB"
-	out=$(slap --concurrency=32 --number-of-queries="$((n_insert * 8))" --query="INSERT INTO $SCRATCH_TABLE (payload) VALUES ('$PAYLOAD')") \
-		|| die "mariadb-slap INSERT failed: $out"
+	local clients queries
+	for clients in 1 32; do
+		queries=$((clients == 1 ? n_insert : n_insert * 8))
+		out=$(slap --concurrency="$clients" --number-of-queries="$queries" --query="INSERT INTO $SCRATCH_TABLE (payload) VALUES ('$PAYLOAD')") \
+			|| die "mariadb-slap INSERT failed: $out"
+		seconds=$(slap_seconds <<<"$out")
+		rate=$(awk -v s="$seconds" -v n="$queries" 'BEGIN { printf "%.1f", n / s }')
+		baseline mysql "ceiling$clients" "$rate"
+		log "mysql: INSERT 1.2 KiB at $clients clients $rate/s"
+	done
 	mariadb_ -e "DROP TABLE IF EXISTS $SCRATCH_TABLE"
-	seconds=$(slap_seconds <<<"$out")
-	rate=$(awk -v s="$seconds" -v n="$((n_insert * 8))" 'BEGIN { printf "%.1f", n / s }')
-	baseline mysql ceiling32 "$rate"
 	baseline mysql ceiling_how "mariadb-slap INSERT of a 1.2 KiB row, autocommit"
-	log "mysql: SELECT 1 mean $rtt µs, INSERT 1.2 KiB at 32 clients $rate/s"
+	log "mysql: SELECT 1 mean $rtt µs"
 }
 
 # ---------------------------------------------------------------------------------------------
