@@ -521,7 +521,7 @@ mysql_baselines() {
 		seconds=$(slap_seconds <<<"$out")
 		rate=$(awk -v s="$seconds" -v n="$queries" 'BEGIN { printf "%.1f", n / s }')
 		baseline mysql "ceiling$clients" "$rate"
-		log "mysql: INSERT 1.2 KiB at $clients clients $rate/s"
+		log "mysql: INSERT 1.2 KiB at $clients client(s) $rate/s"
 	done
 	mariadb_ -e "DROP TABLE IF EXISTS $SCRATCH_TABLE"
 	baseline mysql ceiling_how "mariadb-slap INSERT of a 1.2 KiB row, autocommit"
