@@ -1,5 +1,6 @@
 package dev.idempo.core;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -13,48 +14,10 @@ import java.util.HexFormat;
  */
 final class Digests {
 
-	/**
-	 * Never updated, only cloned: a request takes up to three digests, and cloning skips
-	 * the provider lookup of {@code MessageDigest.getInstance} (a per-thread cache would
-	 * not survive virtual threads, which are never reused).
-	 */
-	private static final MessageDigest SHA256 = newSha256();
-
-	private static final boolean CLONEABLE = isCloneable(SHA256);
-
 	private Digests() {
 	}
 
 	static MessageDigest sha256() {
-		if (CLONEABLE) {
-			try {
-				return (MessageDigest) SHA256.clone();
-			}
-			catch (CloneNotSupportedException ex) {
-				// not expected once the first clone succeeded
-			}
-		}
-		return newSha256();
-	}
-
-	static void field(MessageDigest digest, String value) {
-		field(digest, value.getBytes(StandardCharsets.UTF_8));
-	}
-
-	static void field(MessageDigest digest, byte[] value) {
-		int length = value.length;
-		digest.update((byte) (length >>> 24));
-		digest.update((byte) (length >>> 16));
-		digest.update((byte) (length >>> 8));
-		digest.update((byte) length);
-		digest.update(value);
-	}
-
-	static String hex(MessageDigest digest) {
-		return HexFormat.of().formatHex(digest.digest());
-	}
-
-	private static MessageDigest newSha256() {
 		try {
 			return MessageDigest.getInstance("SHA-256");
 		}
@@ -63,14 +26,17 @@ final class Digests {
 		}
 	}
 
-	private static boolean isCloneable(MessageDigest digest) {
-		try {
-			digest.clone();
-			return true;
-		}
-		catch (CloneNotSupportedException ex) {
-			return false;
-		}
+	static void field(MessageDigest digest, String value) {
+		field(digest, value.getBytes(StandardCharsets.UTF_8));
+	}
+
+	static void field(MessageDigest digest, byte[] value) {
+		digest.update(ByteBuffer.allocate(Integer.BYTES).putInt(value.length).array());
+		digest.update(value);
+	}
+
+	static String hex(MessageDigest digest) {
+		return HexFormat.of().formatHex(digest.digest());
 	}
 
 }

@@ -127,8 +127,7 @@ public class LeaseRenewer implements DisposableBean {
 				renewal.check(now);
 			}
 			catch (RuntimeException ex) {
-				// a periodic task that throws is never run again: keep sweeping the
-				// others
+				// a periodic task that throws never runs again: sweep the others
 				logger.warn("Could not check an idempotency lease renewal", ex);
 			}
 		}

@@ -341,7 +341,8 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	private void writeBuffer() throws IOException {
 		if (this.buffer.size() > 0) {
-			getResponse().getOutputStream().write(this.buffer.array(), 0, this.buffer.size());
+			ServletOutputStream out = getResponse().getOutputStream();
+			this.buffer.writeTo(out);
 			this.buffer.reset();
 		}
 	}
@@ -351,10 +352,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		return map.keySet().stream().anyMatch((key) -> key.toLowerCase(Locale.ROOT).equals(lower));
 	}
 
-	/**
-	 * The held-back body, readable in place so that neither the envelope nor the write to
-	 * the client needs a copy of it first.
-	 */
+	/** The held-back body, readable in place so that the envelope is encoded from it. */
 	private static final class HeldBody extends ByteArrayOutputStream {
 
 		byte[] array() {
