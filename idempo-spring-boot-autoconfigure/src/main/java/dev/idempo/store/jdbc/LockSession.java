@@ -2,15 +2,12 @@ package dev.idempo.store.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLNonTransientConnectionException;
-import java.sql.SQLRecoverableException;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
 import org.jspecify.annotations.Nullable;
+
+import dev.idempo.store.jdbc.JdbcDialect.SessionInfo;
 
 import org.springframework.util.Assert;
 
@@ -19,16 +16,10 @@ import org.springframework.util.Assert;
  * many requests. Its statements are serialised by an in-JVM lock: a JDBC connection runs
  * one statement at a time. Every connection it opens gets a new generation number, so a
  * claim made on a connection that has since died or been replaced is recognisably lost.
- * <p>
- * Unlocks that could not run when they were asked for (the session was busy, or the
- * statement failed on a live connection) wait in the session's queue of pending unlocks;
- * whoever takes the session next runs them before anything else.
  *
- * @param <S> what the store keeps about each connection
- * @param <P> what a pending unlock is
  * @author idempo
  */
-final class LockSession<S, P> {
+final class LockSession {
 
 	private final int index;
 
@@ -36,19 +27,14 @@ final class LockSession<S, P> {
 
 	private final Runnable afterUnlock;
 
-	private final Queue<P> pendingUnlocks = new ConcurrentLinkedQueue<>();
-
-	private final AtomicBoolean drainScheduled = new AtomicBoolean();
+	private final UnlockQueue unlocks = new UnlockQueue();
 
 	/** Consecutive failed pings of the open connection. */
 	private int failedPings;
 
-	// guarded by lock
-	private int failedUnlocks;
-
 	private @Nullable Connection connection;
 
-	private @Nullable S state;
+	private @Nullable SessionInfo info;
 
 	/** The generation of the open connection; 0 while there is none. */
 	private volatile long generation;
@@ -63,23 +49,19 @@ final class LockSession<S, P> {
 	}
 
 	/**
+	 * The unlocks waiting for this session.
+	 * @return the queue
+	 */
+	UnlockQueue unlocks() {
+		return this.unlocks;
+	}
+
+	/**
 	 * Whether a complete or release is waiting for this session: claims, which may use
 	 * any session, leave it to them.
 	 */
 	boolean hasWaiters() {
 		return this.lock.hasQueuedThreads();
-	}
-
-	/**
-	 * Counts a queued unlock that failed on this live session.
-	 * @return how many failed in a row
-	 */
-	int unlockFailed() {
-		return ++this.failedUnlocks;
-	}
-
-	void unlockSucceeded() {
-		this.failedUnlocks = 0;
 	}
 
 	boolean tryLock() {
@@ -96,24 +78,6 @@ final class LockSession<S, P> {
 	void unlock() {
 		this.lock.unlock();
 		this.afterUnlock.run();
-	}
-
-	/**
-	 * The unlocks that wait for this session, oldest first; added to without the lock,
-	 * run and removed only with it.
-	 * @return the queue
-	 */
-	Queue<P> pendingUnlocks() {
-		return this.pendingUnlocks;
-	}
-
-	/**
-	 * The flag that keeps at most one maintenance task waiting to run this session's
-	 * pending unlocks.
-	 * @return the flag
-	 */
-	AtomicBoolean drainScheduled() {
-		return this.drainScheduled;
 	}
 
 	/**
@@ -148,11 +112,11 @@ final class LockSession<S, P> {
 	/**
 	 * Adopts a freshly opened connection. Requires the lock and no open connection.
 	 */
-	void open(Connection connection, S state, long generation) {
+	void open(Connection connection, SessionInfo info, long generation) {
 		checkLocked();
 		Assert.state(this.connection == null, "Lock session already open");
 		this.connection = connection;
-		this.state = state;
+		this.info = info;
 		this.generation = generation;
 	}
 
@@ -162,10 +126,10 @@ final class LockSession<S, P> {
 		return this.connection;
 	}
 
-	S state() {
+	SessionInfo info() {
 		checkLocked();
-		Assert.state(this.state != null, "Lock session not open");
-		return this.state;
+		Assert.state(this.info != null, "Lock session not open");
+		return this.info;
 	}
 
 	/**
@@ -185,22 +149,7 @@ final class LockSession<S, P> {
 		catch (SQLException ex) {
 			return true;
 		}
-		return isConnectionFailure(failure);
-	}
-
-	static boolean isConnectionFailure(@Nullable Throwable failure) {
-		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-			if (cause instanceof SQLNonTransientConnectionException || cause instanceof SQLRecoverableException) {
-				return true;
-			}
-			if (cause instanceof SQLException sql && sql.getSQLState() != null && sql.getSQLState().startsWith("08")) {
-				return true;
-			}
-			if (cause.getCause() == cause) {
-				break;
-			}
-		}
-		return false;
+		return JdbcDialect.isConnectionFailure(failure);
 	}
 
 	/**
@@ -216,7 +165,7 @@ final class LockSession<S, P> {
 		Connection connection = this.connection;
 		this.generation = 0;
 		this.connection = null;
-		this.state = null;
+		this.info = null;
 		this.failedPings = 0;
 		if (connection != null) {
 			try {

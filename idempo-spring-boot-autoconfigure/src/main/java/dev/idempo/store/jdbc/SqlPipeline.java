@@ -52,6 +52,20 @@ final class SqlPipeline {
 		return results;
 	}
 
+	/**
+	 * Runs the statements.
+	 * @param connection the connection
+	 * @param together whether to send all statements in one round trip
+	 * @param timeoutSeconds the statement timeout
+	 * @param statements the statements
+	 * @return one result per statement
+	 * @throws SQLException if a statement fails
+	 */
+	static List<Result> run(Connection connection, boolean together, int timeoutSeconds, List<Sql> statements)
+			throws SQLException {
+		return run(connection, together, timeoutSeconds, statements.toArray(new Sql[0]));
+	}
+
 	private static List<Result> execute(Connection connection, int timeoutSeconds, String sql, Object[] parameters,
 			int expected) throws SQLException {
 		try (PreparedStatement statement = connection.prepareStatement(sql)) {

@@ -45,11 +45,11 @@ import static org.awaitility.Awaitility.await;
  * @author idempo
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
+abstract class JdbcLockingStoreTests extends LockingStoreContractTest {
 
 	private String table;
 
-	private final List<AbstractJdbcLockingStore<?>> extraStores = new ArrayList<>();
+	private final List<JdbcLockingStore> extraStores = new ArrayList<>();
 
 	/**
 	 * The server under test.
@@ -76,7 +76,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	 * @param settings the settings
 	 * @return the store
 	 */
-	abstract AbstractJdbcLockingStore<?> newStore(DataSource dataSource, JdbcStoreSettings settings);
+	abstract JdbcLockingStore newStore(DataSource dataSource, JdbcStoreSettings settings);
 
 	/**
 	 * Kills, from another session, the database session that holds the lock of
@@ -84,7 +84,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	 * @param store the store that granted the lease
 	 * @param lease the lease
 	 */
-	abstract void killSessionHolding(AbstractJdbcLockingStore<?> store, Lease lease);
+	abstract void killSessionHolding(JdbcLockingStore store, Lease lease);
 
 	/**
 	 * The idle timeout the server applies to {@code connection}'s session.
@@ -121,22 +121,22 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 
 	@Override
 	protected void destroyStore(LockingStore store) {
-		((AbstractJdbcLockingStore<?>) store).close();
-		this.extraStores.forEach(AbstractJdbcLockingStore::close);
+		((JdbcLockingStore) store).close();
+		this.extraStores.forEach(JdbcLockingStore::close);
 		this.extraStores.clear();
 	}
 
 	@Override
 	protected void breakLease(Lease lease) {
-		killSessionHolding((AbstractJdbcLockingStore<?>) store(), lease);
+		killSessionHolding((JdbcLockingStore) store(), lease);
 	}
 
-	AbstractJdbcLockingStore<?> extraStore(JdbcStoreSettings settings) {
+	JdbcLockingStore extraStore(JdbcStoreSettings settings) {
 		return extraStore(dataSource(), settings);
 	}
 
-	AbstractJdbcLockingStore<?> extraStore(DataSource dataSource, JdbcStoreSettings settings) {
-		AbstractJdbcLockingStore<?> store = newStore(dataSource, settings);
+	JdbcLockingStore extraStore(DataSource dataSource, JdbcStoreSettings settings) {
+		JdbcLockingStore store = newStore(dataSource, settings);
 		this.extraStores.add(store);
 		return store;
 	}
@@ -155,7 +155,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 
 	@Test
 	void lockSessionsAskTheServerToEndThemIfThisInstanceVanishes() throws Exception {
-		AbstractJdbcLockingStore<?> store = (AbstractJdbcLockingStore<?>) store();
+		JdbcLockingStore store = (JdbcLockingStore) store();
 		try (Connection connection = dataSource().getConnection()) {
 			long before = idleTimeoutSeconds(connection);
 			store.openSession(connection);
@@ -170,7 +170,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 
 	@Test
 	void aDeadLockSessionLosesEveryClaimOnIt() {
-		AbstractJdbcLockingStore<?> store = extraStore(settings().withLockSessions(1));
+		JdbcLockingStore store = extraStore(settings().withLockSessions(1));
 		String first = newKey();
 		String second = newKey();
 		Lease firstLease = ((ClaimResult.Acquired) store.claim(first, LOCK_TTL)).lease();
@@ -189,9 +189,9 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	void aSessionKilledWhileIdleIsNoticedAndItsKeysFreedInThisInstance() {
 		String key = newKey();
 		Lease lease = acquire(key);
-		killSessionHolding((AbstractJdbcLockingStore<?>) store(), lease);
+		killSessionHolding((JdbcLockingStore) store(), lease);
 		// another instance may claim at once; this one after its session check
-		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		JdbcLockingStore other = extraStore(settings());
 		Lease elsewhere = ((ClaimResult.Acquired) other.claim(key, LOCK_TTL)).lease();
 		assertThat(other.release(elsewhere)).isTrue();
 		await().atMost(Duration.ofSeconds(10)).until(() -> !store().renew(lease, LOCK_TTL));
@@ -202,7 +202,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 
 	@Test
 	void instancesExcludeEachOtherThroughTheDatabase() {
-		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		JdbcLockingStore other = extraStore(settings());
 		String key = newKey();
 		Lease lease = acquire(key);
 		assertThat(other.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
@@ -220,8 +220,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	void expiredRowsAreDeletedInBoundedBatches() throws Exception {
 		String table = database().createTable(platform());
 		try {
-			AbstractJdbcLockingStore<?> store = extraStore(
-					settings().withTableName(table).withCleanup(Duration.ofHours(1), 2));
+			JdbcLockingStore store = extraStore(settings().withTableName(table).withCleanup(Duration.ofHours(1), 2));
 			List<String> expiring = new ArrayList<>();
 			for (int i = 0; i < 5; i++) {
 				String key = newKey();
@@ -260,7 +259,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 					String.class);
 		String table = schema + "." + database().createTable(platform());
 		try {
-			AbstractJdbcLockingStore<?> store = extraStore(settings().withTableName(table));
+			JdbcLockingStore store = extraStore(settings().withTableName(table));
 			String key = newKey();
 			Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
 			assertThat(store.complete(lease, record("qualified"), TTL)).isTrue();
@@ -273,9 +272,8 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 
 	@Test
 	void aBusyLockSessionNeverLeavesItsKeyLocked() throws Exception {
-		AbstractJdbcLockingStore<?> store = extraStore(
-				settings().withLockSessions(1).withTimeout(Duration.ofSeconds(1)));
-		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		JdbcLockingStore store = extraStore(settings().withLockSessions(1).withTimeout(Duration.ofSeconds(1)));
+		JdbcLockingStore other = extraStore(settings());
 		String key = newKey();
 		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
 		// a slow statement (a locked table, a stall) holds the only session beyond the
@@ -310,8 +308,8 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	@Test
 	void anUnexpectedFailureWhileStoringKeepsTheKeyLockedUntilItIsUnlocked() {
 		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
-		AbstractJdbcLockingStore<?> store = extraStore(faulty, settings().withLockSessions(1));
-		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		JdbcLockingStore store = extraStore(faulty, settings().withLockSessions(1));
+		JdbcLockingStore other = extraStore(settings());
 		String key = newKey();
 		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
 		faulty.fail(FaultInjectingDataSource::isStore, () -> new IllegalStateException("driver bug"));
@@ -330,8 +328,8 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	@Test
 	void anUnexpectedFailureWhileClaimingNeverLeavesTheLockHeld() {
 		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
-		AbstractJdbcLockingStore<?> store = extraStore(faulty, settings().withLockSessions(1));
-		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		JdbcLockingStore store = extraStore(faulty, settings().withLockSessions(1));
+		JdbcLockingStore other = extraStore(settings());
 		String key = newKey();
 		// fails the read that follows the lock statement (a separate statement where the
 		// connection runs one at a time), as a driver bug would
@@ -350,8 +348,8 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	@Test
 	void aFailedUnlockOnALiveSessionKeepsTheOtherClaimsOnIt() {
 		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
-		AbstractJdbcLockingStore<?> store = extraStore(faulty, settings().withLockSessions(1));
-		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		JdbcLockingStore store = extraStore(faulty, settings().withLockSessions(1));
+		JdbcLockingStore other = extraStore(settings());
 		String released = newKey();
 		String kept = newKey();
 		Lease releasedLease = ((ClaimResult.Acquired) store.claim(released, LOCK_TTL)).lease();
@@ -375,8 +373,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 
 	@Test
 	void aClaimTakesWhicheverSessionIsFreeFirst() throws Exception {
-		AbstractJdbcLockingStore<?> store = extraStore(
-				settings().withLockSessions(2).withTimeout(Duration.ofSeconds(1)));
+		JdbcLockingStore store = extraStore(settings().withLockSessions(2).withTimeout(Duration.ofSeconds(1)));
 		// session 0, which the first claim tries first, is busy beyond the timeout;
 		// session 1 only briefly
 		Occupier slow = new Occupier(store, 0);
@@ -405,7 +402,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 			pool.setUsername(database().username());
 			pool.setPassword(database().password());
 			pool.setMaximumPoolSize(2);
-			AbstractJdbcLockingStore<?> store = newStore(pool, settings().withLockSessions(1));
+			JdbcLockingStore store = newStore(pool, settings().withLockSessions(1));
 			String key = newKey();
 			try {
 				assertThat(store.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
@@ -416,7 +413,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 			// the connection went back to the pool, but not its lock
 			assertThat(pool.getHikariPoolMXBean().getIdleConnections()).isPositive();
 			Lease lease = ((ClaimResult.Acquired) extraStore(settings()).claim(key, LOCK_TTL)).lease();
-			AbstractJdbcLockingStore<?> reopened = newStore(pool, settings().withLockSessions(1));
+			JdbcLockingStore reopened = newStore(pool, settings().withLockSessions(1));
 			try {
 				assertThat(reopened.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
 			}
@@ -445,7 +442,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 								+ " WHERE table_schema = ? AND table_name = ? AND index_name = ?",
 						Integer.class, schema, name, name + "_expires_at_idx");
 				assertThat(indexes).as("expiry index of %s", table).isOne();
-				AbstractJdbcLockingStore<?> store = extraStore(settings().withTableName(table));
+				JdbcLockingStore store = extraStore(settings().withTableName(table));
 				String key = newKey();
 				Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
 				assertThat(store.complete(lease, record("elsewhere"), TTL)).isTrue();
@@ -477,7 +474,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 				() -> new SQLTransactionRollbackException("injected deadlock", "40001", 1213));
 		String table = database().createTable(platform());
 		try {
-			AbstractJdbcLockingStore<?> store = extraStore(faulty, settings().withTableName(table));
+			JdbcLockingStore store = extraStore(faulty, settings().withTableName(table));
 			String key = newKey();
 			Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
 			assertThat(store.complete(lease, record("expiring"), Duration.ofMillis(1))).isTrue();
@@ -510,7 +507,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 
 		private final Thread thread;
 
-		Occupier(AbstractJdbcLockingStore<?> store, int session) throws InterruptedException {
+		Occupier(JdbcLockingStore store, int session) throws InterruptedException {
 			CountDownLatch occupied = new CountDownLatch(1);
 			this.thread = new Thread(() -> {
 				Runnable free = store.occupySession(session);
