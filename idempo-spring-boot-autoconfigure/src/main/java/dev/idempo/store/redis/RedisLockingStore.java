@@ -3,11 +3,12 @@ package dev.idempo.store.redis;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
-import java.util.UUID;
-import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
 import org.jspecify.annotations.Nullable;
@@ -16,17 +17,16 @@ import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.LockingStoreException;
+import dev.idempo.store.OwnerTokens;
 import dev.idempo.store.StoredRecord;
 
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.PoolException;
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.core.RedisTemplate;
-import org.springframework.data.redis.core.script.DefaultScriptExecutor;
-import org.springframework.data.redis.core.script.RedisScript;
-import org.springframework.data.redis.core.script.ScriptExecutor;
-import org.springframework.data.redis.serializer.RedisSerializer;
+import org.springframework.data.redis.connection.RedisScriptingCommands;
+import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.util.Assert;
 import org.springframework.util.StreamUtils;
 
@@ -44,7 +44,9 @@ import org.springframework.util.StreamUtils;
  * </ul>
  * Every operation is one Lua script, shipped with this class and sent with
  * {@code EVALSHA} (falling back to {@code EVAL} when the server does not know it yet):
- * claim-or-fetch, complete-and-release, release and renew. The last three act only while
+ * claim-or-fetch, complete-and-release, release and renew. Scripts run directly on a
+ * connection of the factory, with their SHA1 digests computed once: no template, proxy or
+ * serializer sits between a request and its one round trip. The last three act only while
  * the lock still holds the lease's owner token, so a request that lost its claim never
  * overwrites or deletes another request's record or lock.
  * <p>
@@ -66,14 +68,13 @@ public final class RedisLockingStore implements LockingStore {
 
 	private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{1,128}");
 
-	@SuppressWarnings("rawtypes")
-	private static final RedisScript<List> CLAIM_SCRIPT = loadScript("claim.lua", List.class);
+	private static final Script CLAIM_SCRIPT = Script.load("claim.lua", ReturnType.MULTI);
 
-	private static final RedisScript<Long> COMPLETE_SCRIPT = loadScript("complete.lua", Long.class);
+	private static final Script COMPLETE_SCRIPT = Script.load("complete.lua", ReturnType.INTEGER);
 
-	private static final RedisScript<Long> RELEASE_SCRIPT = loadScript("release.lua", Long.class);
+	private static final Script RELEASE_SCRIPT = Script.load("release.lua", ReturnType.INTEGER);
 
-	private static final RedisScript<Long> RENEW_SCRIPT = loadScript("renew.lua", Long.class);
+	private static final Script RENEW_SCRIPT = Script.load("renew.lua", ReturnType.INTEGER);
 
 	private static final byte[] ACQUIRED = bytes("acquired");
 
@@ -81,9 +82,7 @@ public final class RedisLockingStore implements LockingStore {
 
 	private static final byte[] COMPLETED = bytes("completed");
 
-	private static final RedisSerializer<byte[]> RAW = RedisSerializer.byteArray();
-
-	private final ScriptExecutor<byte[]> scripts;
+	private final RedisConnectionFactory connectionFactory;
 
 	private final String keyPrefix;
 
@@ -107,16 +106,7 @@ public final class RedisLockingStore implements LockingStore {
 		Assert.isTrue(keyPrefix.indexOf('{') < 0 && keyPrefix.indexOf('}') < 0,
 				() -> "'keyPrefix' must not contain '{' or '}' (it would replace the hash tag), but was '" + keyPrefix
 						+ "'");
-		// raw bytes both ways: the scripts' keys, arguments and replies pass unchanged,
-		// so
-		// responses round-trip byte for byte
-		RedisTemplate<byte[], byte[]> template = new RedisTemplate<>();
-		template.setConnectionFactory(connectionFactory);
-		template.setEnableDefaultSerializer(false);
-		template.setKeySerializer(RAW);
-		template.setValueSerializer(RAW);
-		template.afterPropertiesSet();
-		this.scripts = new DefaultScriptExecutor<>(template);
+		this.connectionFactory = connectionFactory;
 		this.keyPrefix = keyPrefix;
 	}
 
@@ -124,9 +114,9 @@ public final class RedisLockingStore implements LockingStore {
 	public ClaimResult claim(String key, Duration lockTtl) {
 		Keys keys = keys(key);
 		byte[] leaseMillis = milliseconds(lockTtl, "lockTtl");
-		String token = UUID.randomUUID().toString();
-		List<?> reply = execute("claim",
-				() -> this.scripts.execute(CLAIM_SCRIPT, keys.both(), bytes(token), leaseMillis));
+		String token = OwnerTokens.next();
+		List<?> reply = (List<?>) execute("claim", CLAIM_SCRIPT, 2, keys.lock(), keys.record(), bytes(token),
+				leaseMillis);
 		if (reply != null && !reply.isEmpty() && reply.get(0) instanceof byte[] outcome) {
 			if (reply.size() == 1 && Arrays.equals(outcome, ACQUIRED)) {
 				return new ClaimResult.Acquired(new Lease(key, token));
@@ -149,16 +139,15 @@ public final class RedisLockingStore implements LockingStore {
 	public boolean complete(Lease lease, StoredRecord record, Duration ttl) {
 		Keys keys = keys(lease.key());
 		byte[] recordMillis = milliseconds(ttl, "ttl");
-		Long stored = execute("complete", () -> this.scripts.execute(COMPLETE_SCRIPT, keys.both(), bytes(lease.token()),
-				bytes(record.fingerprint()), record.response(), recordMillis));
+		Object stored = execute("complete", COMPLETE_SCRIPT, 2, keys.lock(), keys.record(), bytes(lease.token()),
+				bytes(record.fingerprint()), record.response(), recordMillis);
 		return isOne(stored, "complete");
 	}
 
 	@Override
 	public boolean release(Lease lease) {
 		Keys keys = keys(lease.key());
-		Long released = execute("release",
-				() -> this.scripts.execute(RELEASE_SCRIPT, keys.lockOnly(), bytes(lease.token())));
+		Object released = execute("release", RELEASE_SCRIPT, 1, keys.lock(), bytes(lease.token()));
 		return isOne(released, "release");
 	}
 
@@ -166,8 +155,7 @@ public final class RedisLockingStore implements LockingStore {
 	public boolean renew(Lease lease, Duration lockTtl) {
 		Keys keys = keys(lease.key());
 		byte[] leaseMillis = milliseconds(lockTtl, "lockTtl");
-		Long renewed = execute("renew",
-				() -> this.scripts.execute(RENEW_SCRIPT, keys.lockOnly(), bytes(lease.token()), leaseMillis));
+		Object renewed = execute("renew", RENEW_SCRIPT, 1, keys.lock(), bytes(lease.token()), leaseMillis);
 		return isOne(renewed, "renew");
 	}
 
@@ -191,7 +179,7 @@ public final class RedisLockingStore implements LockingStore {
 	 * @return the lock key, {@code <prefix>{<key>}:lock}
 	 */
 	public String lockKey(String key) {
-		return keys(key).lock();
+		return new String(keys(key).lock(), StandardCharsets.UTF_8);
 	}
 
 	/**
@@ -200,30 +188,54 @@ public final class RedisLockingStore implements LockingStore {
 	 * @return the record key, {@code <prefix>{<key>}:record}
 	 */
 	public String recordKey(String key) {
-		return keys(key).record();
+		return new String(keys(key).record(), StandardCharsets.UTF_8);
 	}
 
 	private Keys keys(String key) {
 		Assert.isTrue(DIGEST.matcher(key).matches(),
 				"Storage key must be a lowercase hex digest of at most 128 characters");
 		String hashTagged = this.keyPrefix + "{" + key + "}";
-		return new Keys(hashTagged + ":lock", hashTagged + ":record");
+		return new Keys(bytes(hashTagged + ":lock"), bytes(hashTagged + ":record"));
 	}
 
-	private static <T> @Nullable T execute(String operation, Supplier<@Nullable T> script) {
-		try {
-			return script.get();
+	/**
+	 * Runs {@code script} in one round trip: {@code EVALSHA}, or {@code EVAL} if the
+	 * server does not know the script yet (a new or flushed server, or a failover to a
+	 * replica that never saw it).
+	 */
+	private @Nullable Object execute(String operation, Script script, int numKeys, byte[]... keysAndArgs) {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			RedisScriptingCommands commands = connection.scriptingCommands();
+			try {
+				return commands.evalSha(script.sha1(), script.returnType(), numKeys, keysAndArgs);
+			}
+			catch (DataAccessException ex) {
+				if (!isNoScript(ex)) {
+					throw ex;
+				}
+				return commands.eval(script.source(), script.returnType(), numKeys, keysAndArgs);
+			}
 		}
 		catch (DataAccessException | PoolException ex) {
 			throw new LockingStoreException("Redis " + operation + " failed: " + ex.getMessage(), ex);
 		}
 	}
 
-	private static boolean isOne(@Nullable Long reply, String operation) {
-		if (reply == null || (reply != 0 && reply != 1)) {
+	private static boolean isNoScript(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			String message = cause.getMessage();
+			if (message != null && message.contains("NOSCRIPT")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static boolean isOne(@Nullable Object reply, String operation) {
+		if (!(reply instanceof Long number) || (number != 0 && number != 1)) {
 			throw new LockingStoreException("Redis answered " + operation + " with " + reply + ", expected 0 or 1");
 		}
-		return reply == 1;
+		return number == 1;
 	}
 
 	private static byte[] milliseconds(Duration duration, String name) {
@@ -236,25 +248,30 @@ public final class RedisLockingStore implements LockingStore {
 		return text.getBytes(StandardCharsets.UTF_8);
 	}
 
-	private static <T> RedisScript<T> loadScript(String name, Class<T> resultType) {
-		// beside this class: dev/idempo/store/redis/<name>
-		ClassPathResource resource = new ClassPathResource(name, RedisLockingStore.class);
-		try (InputStream in = resource.getInputStream()) {
-			return RedisScript.of(StreamUtils.copyToString(in, StandardCharsets.UTF_8), resultType);
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException("Could not read the Redis script " + resource, ex);
-		}
+	private record Keys(byte[] lock, byte[] record) {
+
 	}
 
-	private record Keys(String lock, String record) {
+	/**
+	 * A Lua script shipped beside this class, with its SHA1 digest computed once.
+	 *
+	 * @param source the script text
+	 * @param sha1 its SHA1 digest in lowercase hex, as {@code EVALSHA} wants it
+	 * @param returnType how its reply is read
+	 */
+	private record Script(byte[] source, String sha1, ReturnType returnType) {
 
-		List<byte[]> both() {
-			return List.of(bytes(this.lock), bytes(this.record));
-		}
-
-		List<byte[]> lockOnly() {
-			return List.of(bytes(this.lock));
+		static Script load(String name, ReturnType returnType) {
+			// beside this class: dev/idempo/store/redis/<name>
+			ClassPathResource resource = new ClassPathResource(name, RedisLockingStore.class);
+			try (InputStream in = resource.getInputStream()) {
+				byte[] source = StreamUtils.copyToByteArray(in);
+				String sha1 = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(source));
+				return new Script(source, sha1, returnType);
+			}
+			catch (IOException | NoSuchAlgorithmException ex) {
+				throw new IllegalStateException("Could not read the Redis script " + resource, ex);
+			}
 		}
 
 	}
