@@ -2,6 +2,7 @@ package dev.idempo.store.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.function.BooleanSupplier;
 
 import javax.sql.DataSource;
@@ -80,7 +81,7 @@ final class ExpiredRecordCleanup implements Runnable {
 	 */
 	int deleteExpired(Connection connection, int limit) throws SQLException {
 		return (int) SqlPipeline
-			.run(connection, false, this.settings.timeoutSeconds(), this.dialect.deleteExpired(limit))
+			.run(connection, false, this.settings.timeoutSeconds(), List.of(this.dialect.deleteExpired(limit)))
 			.get(0)
 			.updateCount();
 	}

@@ -5,8 +5,8 @@ import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTransactionRollbackException;
-import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
@@ -16,9 +16,12 @@ import dev.idempo.store.jdbc.SqlPipeline.Sql;
 
 /**
  * What differs between the databases a {@link JdbcLockingStore} runs on: the SQL text of
- * each operation, how a lock session is set up, how a storage key becomes a lock, and how
+ * each step, how a lock session is set up, how a storage key becomes a lock, and how
  * errors are told apart. A dialect builds statements and reads their results; it never
- * decides what to run next, which is {@link JdbcLockingStore}'s job.
+ * decides what to run next, which is {@link BatchRunner}'s job.
+ * <p>
+ * Locks are identified by an opaque lock reference ({@link #lockOf}), computed once per
+ * claim on the session that takes the lock and kept with the claim.
  *
  * @author idempo
  */
@@ -31,8 +34,11 @@ abstract sealed class JdbcDialect permits PostgresDialect, MySqlDialect {
 	abstract String name();
 
 	/**
-	 * Prepares a freshly opened lock session connection (already in auto-commit mode) and
-	 * says what the store needs to know about it.
+	 * Prepares a freshly opened lock session connection (already in auto-commit mode):
+	 * checks the database, sets the session's statement timeout to
+	 * {@link JdbcStoreSettings#timeout()} and its idle timeout to
+	 * {@link JdbcStoreSettings#sessionIdleTimeout()}, and says what the store needs to
+	 * know about it.
 	 * @param connection the new connection
 	 * @param settings the store settings
 	 * @return the session's facts
@@ -42,63 +48,89 @@ abstract sealed class JdbcDialect permits PostgresDialect, MySqlDialect {
 	abstract SessionInfo openSession(Connection connection, JdbcStoreSettings settings) throws SQLException;
 
 	/**
-	 * The statements of a claim, one round trip: take the lock of {@code key} unless an
-	 * unexpired record exists, then read the unexpired record with a view taken after the
-	 * lock attempt (so that a record committed just before its owner unlocked is seen).
+	 * The lock of {@code key} as taken on {@code session}.
 	 * @param session the lock session
 	 * @param key the storage key
+	 * @return the lock reference
+	 */
+	abstract Object lockOf(SessionInfo session, String key);
+
+	/**
+	 * The statements of one batch, sent in one round trip, in this order: the claims
+	 * (take each lock unless an unexpired record exists; then, as a separate statement
+	 * that sees what committed after the lock attempts, read the records), the unlocks,
+	 * and the completes (in one transaction: store each record only while this session
+	 * still holds its claim's lock, commit once, then unlock).
+	 * @param session the lock session
+	 * @param claims the claims: storage key and lock of each
+	 * @param unlocks the locks to free
+	 * @param completes the completes
+	 * @return the statements and how to read their answers
+	 */
+	abstract BatchSql batch(SessionInfo session, List<Lock> claims, List<Object> unlocks, List<Store> completes);
+
+	/**
+	 * The statements that leave no transaction open after a failed batch.
 	 * @return the statements
 	 */
-	abstract List<Sql> claim(SessionInfo session, String key);
+	abstract List<Sql> rollback();
 
 	/**
-	 * Reads what the {@link #claim} statements answered.
-	 * @param results one result per statement
-	 * @return what the claim found
-	 * @throws SQLException if the answer is unreadable
-	 */
-	abstract Probe readClaim(List<Result> results) throws SQLException;
-
-	/**
-	 * The statements that store a record (upsert, {@code expires_at} computed by the
-	 * server) and commit it, only if this session still holds the lock of {@code key},
-	 * then unlock.
+	 * The statement that says which of {@code locks} this session holds.
 	 * @param session the lock session
-	 * @param key the storage key
-	 * @param record the record
-	 * @param ttl how long the record lives
-	 * @return the statements
-	 */
-	abstract List<Sql> storeAndUnlock(SessionInfo session, String key, StoredRecord record, Duration ttl);
-
-	/**
-	 * Reads what the {@link #storeAndUnlock} statements answered.
-	 * @param results one result per statement
-	 * @return whether the record was stored, and whether the unlock found the lock
-	 */
-	abstract Stored readStore(List<Result> results);
-
-	/**
-	 * The statements that undo what a failed {@link #storeAndUnlock} may have left on a
-	 * live connection, such as an aborted transaction; the lock is still held afterwards.
-	 * @return the statements, possibly none
-	 */
-	abstract List<Sql> afterFailedStore();
-
-	/**
-	 * The statement that unlocks {@code key} on this session.
-	 * @param session the lock session
-	 * @param key the storage key
+	 * @param locks the locks
 	 * @return the statement
 	 */
-	abstract Sql unlock(SessionInfo session, String key);
+	abstract Sql heldLocks(SessionInfo session, List<Object> locks);
+
+	/**
+	 * Reads what {@link #heldLocks} answered.
+	 * @param result its result
+	 * @param locks the locks asked about
+	 * @return per lock, in order, what this session holds of it
+	 * @throws SQLException if the answer is unreadable
+	 */
+	abstract Held[] readHeldLocks(Result result, List<Object> locks) throws SQLException;
+
+	/**
+	 * The statements that give back to locks this session holds their store condition
+	 * (see {@link Held#HELD_SPENT}), so that storing under them works again.
+	 * @param locks the locks, all held by this session
+	 * @return the statements, possibly none
+	 */
+	abstract List<Sql> restore(List<Object> locks);
+
+	/**
+	 * The statement that frees {@code locks} on this session, answering one row per lock
+	 * in order with whether it was held; see {@link #readUnlocks}.
+	 * @param locks the locks
+	 * @return the statement
+	 */
+	abstract Sql unlock(List<Object> locks);
 
 	/**
 	 * Reads what {@link #unlock} answered.
 	 * @param result its result
-	 * @return whether this session held the lock
+	 * @param count how many locks it freed
+	 * @return per lock whether this session held it
+	 * @throws SQLException if the answer is unreadable
 	 */
-	abstract boolean readUnlock(Result result);
+	abstract boolean[] readUnlocks(Result result, int count) throws SQLException;
+
+	/**
+	 * The statement that reads the unexpired records of {@code keys}.
+	 * @param keys the storage keys
+	 * @return the statement
+	 */
+	abstract Sql records(List<String> keys);
+
+	/**
+	 * Reads what {@link #records} answered.
+	 * @param result its result
+	 * @return the records found, by storage key
+	 * @throws SQLException if the answer is unreadable
+	 */
+	abstract Map<String, StoredRecord> readRecords(Result result) throws SQLException;
 
 	/**
 	 * The statements that free every lock this session holds: run before a lock session's
@@ -114,17 +146,6 @@ abstract sealed class JdbcDialect permits PostgresDialect, MySqlDialect {
 	 * @return the statement
 	 */
 	abstract Sql deleteExpired(int limit);
-
-	/**
-	 * Whether two storage keys map to the same database lock; only possible where locks
-	 * are narrower than keys.
-	 * @param key a storage key
-	 * @param otherKey another storage key
-	 * @return whether they share a lock
-	 */
-	boolean sameLock(String key, String otherKey) {
-		return key.equals(otherKey);
-	}
 
 	/**
 	 * Whether {@code ex} says the transaction was chosen as a deadlock victim (or failed
@@ -161,11 +182,15 @@ abstract sealed class JdbcDialect permits PostgresDialect, MySqlDialect {
 		return false;
 	}
 
-	static StoredRecord record(@Nullable Object[] row) throws SQLException {
-		if (!(row[0] instanceof String fingerprint) || !(row[1] instanceof byte[] response)) {
+	static StoredRecord record(@Nullable Object fingerprint, @Nullable Object response) throws SQLException {
+		if (!(fingerprint instanceof String text) || !(response instanceof byte[] bytes)) {
 			throw new SQLException("Unreadable idempotency record");
 		}
-		return new StoredRecord(fingerprint, response);
+		return new StoredRecord(text, bytes);
+	}
+
+	static boolean isTrue(@Nullable Object value) {
+		return Boolean.TRUE.equals(value) || (value instanceof Number number && number.intValue() == 1);
 	}
 
 	/**
@@ -183,22 +208,76 @@ abstract sealed class JdbcDialect permits PostgresDialect, MySqlDialect {
 	}
 
 	/**
-	 * What the claim statements found.
+	 * A claim in a batch.
 	 *
-	 * @param locked whether this session took the lock
-	 * @param record the unexpired record, if one exists
+	 * @param key the storage key
+	 * @param lock its lock
 	 */
-	record Probe(boolean locked, @Nullable StoredRecord record) {
+	record Lock(String key, Object lock) {
 
 	}
 
 	/**
-	 * What the store statements did.
+	 * A complete in a batch.
 	 *
-	 * @param stored whether the record was written
-	 * @param unlocked whether the unlock that followed found the lock
+	 * @param key the storage key
+	 * @param lock the claim's lock
+	 * @param record the record to store
+	 * @param ttlMicros its time to live in microseconds
 	 */
-	record Stored(boolean stored, boolean unlocked) {
+	record Store(String key, Object lock, StoredRecord record, long ttlMicros) {
+
+	}
+
+	/**
+	 * What this session holds of one lock.
+	 */
+	enum Held {
+
+		/** The lock, and with it the condition that lets a record be stored under it. */
+		HELD,
+
+		/**
+		 * The lock, but its store condition was spent by a store whose transaction may
+		 * not have committed (PostgreSQL only; see {@link PostgresDialect}).
+		 */
+		HELD_SPENT,
+
+		/** Not the lock. */
+		NOT_HELD
+
+	}
+
+	/**
+	 * The statements of one batch and how to read what they answer.
+	 */
+	interface BatchSql {
+
+		List<Sql> statements();
+
+		/**
+		 * Reads the answers.
+		 * @param results one result per statement
+		 * @return the answers
+		 * @throws SQLException if an answer is unreadable
+		 */
+		BatchAnswer read(List<Result> results) throws SQLException;
+
+	}
+
+	/**
+	 * What one batch did, per operation, in the order they were given.
+	 *
+	 * @param claimLocked per claim: {@code TRUE} if it took the lock, {@code FALSE} if
+	 * another session holds it, {@code null} if an unexpired record made it not try
+	 * @param claimRecords per claim: the unexpired record read after the lock attempts
+	 * @param unlocked per unlock: whether the lock was held
+	 * @param stored per complete: whether the record was stored
+	 * @param storeUnlocked per complete: whether its unlock after the commit found the
+	 * lock
+	 */
+	record BatchAnswer(@Nullable Boolean[] claimLocked, @Nullable StoredRecord[] claimRecords, boolean[] unlocked,
+			boolean[] stored, boolean[] storeUnlocked) {
 
 	}
 

@@ -3,8 +3,6 @@ package dev.idempo.store.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -19,21 +17,19 @@ import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.LockingStoreException;
+import dev.idempo.store.OwnerTokens;
 import dev.idempo.store.StoredRecord;
-import dev.idempo.store.jdbc.JdbcDialect.Probe;
-import dev.idempo.store.jdbc.JdbcDialect.Stored;
 import dev.idempo.store.jdbc.KeyGuard.Holder;
-import dev.idempo.store.jdbc.SqlPipeline.Result;
-import dev.idempo.store.jdbc.SqlPipeline.Sql;
 
 import org.springframework.util.Assert;
 
 /**
  * A {@link LockingStore} on PostgreSQL ({@link #postgres}) or MySQL/MariaDB
  * ({@link #mysql}): a claim is a session-level database lock held on one of a few
- * dedicated lock sessions, a completed response is a row of a table. The design, the
- * connection discipline and the failure semantics are described in the
- * {@linkplain dev.idempo.store.jdbc package documentation}.
+ * dedicated lock sessions, a completed response is a row of a table. Operations of many
+ * requests are combined into one round trip, and their stores into one durable commit,
+ * per lock session. The design, the connection discipline and the failure semantics are
+ * described in the {@linkplain dev.idempo.store.jdbc package documentation}.
  *
  * @author idempo
  */
@@ -60,6 +56,8 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 
 	private final KeyGuard guard = new KeyGuard();
 
+	private final BatchRunner runner;
+
 	private final LockSessionPool pool;
 
 	private final ExpiredRecordCleanup cleanup;
@@ -80,7 +78,10 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			return thread;
 		});
 		this.maintenance.setRemoveOnCancelPolicy(true);
-		this.pool = new LockSessionPool(dataSource, dialect, settings, this.maintenance);
+		this.runner = new BatchRunner(dialect, this.guard);
+		this.pool = new LockSessionPool(dataSource, dialect, settings, this.maintenance, this.runner,
+				this::scheduleDrain);
+		this.runner.setPool(this.pool);
 		this.cleanup = new ExpiredRecordCleanup(dataSource, dialect, settings, this.pool, () -> this.closed);
 		long check = settings.sessionCheckInterval().toMillis();
 		long cleanup = settings.cleanupInterval().toMillis();
@@ -141,11 +142,12 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * Runs one statement round trip on a free lock session (rarely two: see
-	 * {@link JdbcDialect#claim}), waiting up to {@link JdbcStoreSettings#timeout()} for
-	 * any session to be free. A duplicate of a request of this JVM that is itself being
-	 * claimed or completed waits for that round trip instead of answering "in progress"
-	 * early. {@code lockTtl} is ignored: the lock lives as long as its session.
+	 * Runs in the next batch of whichever lock session is free first (one round trip,
+	 * shared with the other operations of that batch), waiting up to
+	 * {@link JdbcStoreSettings#timeout()} for it to start. A duplicate of a request of
+	 * this JVM that is itself being claimed or completed waits for that round trip
+	 * instead of answering "in progress" early. {@code lockTtl} is ignored: the lock
+	 * lives as long as its session.
 	 */
 	@Override
 	public ClaimResult claim(String key, Duration lockTtl) {
@@ -154,13 +156,27 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			throw new LockingStoreException("The idempotency store is closed");
 		}
 		long deadline = System.nanoTime() + this.settings.timeout().toNanos();
-		Holder mine = this.guard.enter(key, UUID.randomUUID().toString(), deadline, this::isLive);
+		Holder mine = this.guard.enter(key, OwnerTokens.next(), deadline, this::isLive);
 		if (mine == null) {
 			return ClaimResult.InProgress.instance();
 		}
 		ClaimResult result = null;
 		try {
-			result = claimOnSession(key, mine, deadline);
+			Operation claim = Operation.claim(mine);
+			if (!this.pool.runClaim(claim, deadline)) {
+				throw busy();
+			}
+			Throwable failure = claim.failure();
+			if (failure != null) {
+				throw rethrow(failure);
+			}
+			StoredRecord found = claim.found();
+			if (claim.succeeded()) {
+				result = new ClaimResult.Acquired(new Lease(key, mine.token));
+			}
+			else {
+				result = (found != null) ? new ClaimResult.Completed(found) : ClaimResult.InProgress.instance();
+			}
 			return result;
 		}
 		finally {
@@ -170,69 +186,18 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		}
 	}
 
-	private ClaimResult claimOnSession(String key, Holder mine, long deadline) {
-		boolean retried = false;
-		while (true) {
-			LockSession session = this.pool.lockAny(deadline);
-			try {
-				runPendingUnlocks(session);
-				boolean opened = this.pool.openIfNeeded(session);
-				Probe probe;
-				try {
-					List<Result> results = run(session, this.dialect.claim(session.info(), key));
-					probe = this.dialect.readClaim(results);
-				}
-				catch (SQLException ex) {
-					if (session.isDead(ex)) {
-						lost(session, "failed while claiming a key", ex);
-						if (!opened && !retried) {
-							// a connection that died while idle: once more on a new one
-							retried = true;
-							continue;
-						}
-						throw new LockingStoreException("Idempotency lock session failed", ex);
-					}
-					// the statement may have taken the lock before it failed
-					freeLockOfFailedClaim(session, mine, ex);
-					throw new LockingStoreException("Could not claim an idempotency key", ex);
-				}
-				catch (RuntimeException ex) {
-					// a driver failing in an unexpected way: the lock may be held all the
-					// same
-					SQLException failure = new SQLException("Unexpected failure while claiming", ex);
-					freeLockOfFailedClaim(session, mine, failure);
-					throw new LockingStoreException("Could not claim an idempotency key", ex);
-				}
-				StoredRecord record = probe.record();
-				if (record != null) {
-					if (probe.locked()) {
-						// the owner completed between our two statements: give back the
-						// lock this statement took
-						unlockOrDefer(session, mine, null);
-					}
-					return new ClaimResult.Completed(record);
-				}
-				if (probe.locked()) {
-					mine.hold(session, session.generation());
-					return new ClaimResult.Acquired(new Lease(key, mine.token));
-				}
-				return ClaimResult.InProgress.instance();
-			}
-			finally {
-				session.unlock();
-			}
-		}
-	}
-
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * Runs on the lease's lock session. Answers {@code false} if that session died since
-	 * the claim; then nothing was stored by this call. If the response cannot be stored
-	 * (the session stayed busy for {@link JdbcStoreSettings#timeout()}, or the statement
-	 * failed on a live session) this throws, and the key stays locked until its unlock
-	 * has run on that session: right away where possible, else before the session's next
-	 * statement.
+	 * Runs in the next batch of the lease's lock session, whose stores share one
+	 * transaction and one durable commit; every batch takes its session's waiting
+	 * completes before any claim. Answers {@code false} if that session died since the
+	 * claim; then nothing was stored by this call. If the batch fails, what it did is
+	 * read back from the database and the complete runs again on its own; if the response
+	 * still cannot be stored (the session stayed busy for
+	 * {@link JdbcStoreSettings#timeout()}, or the statement fails on a live session) this
+	 * throws, and the key stays locked until its unlock has run on that session: right
+	 * away where possible, else before the session's next statement.
 	 */
 	@Override
 	public boolean complete(Lease lease, StoredRecord record, Duration ttl) {
@@ -241,78 +206,26 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		if (holder == null) {
 			return false;
 		}
-		// until known otherwise, the lock may still be held: keep the key and unlock
-		// later
-		boolean over = false;
-		try {
-			if (!isLive(holder)) {
-				over = true;
-				return false;
-			}
-			LockSession session = holder.session();
-			this.pool.lock(session, System.nanoTime() + this.settings.timeout().toNanos());
-			try {
-				runPendingUnlocks(session);
-				if (session.generation() != holder.generation()) {
-					over = true;
-					return false;
-				}
-				try {
-					Stored stored = this.dialect
-						.readStore(run(session, this.dialect.storeAndUnlock(session.info(), lease.key(), record, ttl)));
-					over = true;
-					if (stored.stored() && !stored.unlocked()) {
-						logger
-							.warn("An idempotency lock was not held by its lock session when its response was stored");
-					}
-					return stored.stored();
-				}
-				catch (SQLException ex) {
-					if (session.isDead(ex)) {
-						lost(session, "failed while storing a response", ex);
-						over = true;
-						return false;
-					}
-					over = undoFailedStore(session, holder, ex);
-					throw new LockingStoreException("Could not store an idempotent response", ex);
-				}
-			}
-			finally {
-				session.unlock();
-			}
-		}
-		finally {
-			settle(holder, over);
-		}
-	}
-
-	/**
-	 * Rolls back what a failed store left on a live session and unlocks the key.
-	 * @return whether the key is unlocked (or its session gone)
-	 */
-	private boolean undoFailedStore(LockSession session, Holder holder, SQLException failure) {
-		try {
-			List<Sql> undo = this.dialect.afterFailedStore();
-			if (!undo.isEmpty()) {
-				run(session, undo);
-			}
-			unlock(session, holder);
-			return true;
-		}
-		catch (SQLException ex) {
-			failure.addSuppressed(ex);
-			if (session.isDead(ex)) {
-				lost(session, "failed while recovering from a failed store", failure);
-				return true;
-			}
+		if (!isLive(holder)) {
+			this.guard.forget(holder);
 			return false;
 		}
+		Operation complete = Operation.complete(holder, record, ttl.toNanos() / 1000);
+		if (!this.pool.runOn(holder.session(), complete, System.nanoTime() + this.settings.timeout().toNanos())) {
+			unlockLater(holder);
+			throw busy();
+		}
+		Throwable failure = complete.failure();
+		if (failure != null) {
+			throw rethrow(failure);
+		}
+		return complete.succeeded();
 	}
 
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * Runs on the lease's lock session. If that session stays busy for
+	 * Runs in the next batch of the lease's lock session. If that session stays busy for
 	 * {@link JdbcStoreSettings#timeout()}, the unlock is queued on it and runs before the
 	 * session's next statement (the key stays locked until then), and this answers
 	 * {@code true}. If the unlock statement fails on a live session, it is queued the
@@ -324,48 +237,21 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		if (holder == null) {
 			return false;
 		}
-		boolean over = false;
-		try {
-			if (!isLive(holder)) {
-				over = true;
-				return false;
-			}
-			LockSession session = holder.session();
-			if (!this.pool.tryLock(session, System.nanoTime() + this.settings.timeout().toNanos())) {
-				// queued by settle: runs before the session's next statement
-				return true;
-			}
-			try {
-				runPendingUnlocks(session);
-				if (session.generation() != holder.generation()) {
-					over = true;
-					return false;
-				}
-				try {
-					boolean released = unlock(session, holder);
-					over = true;
-					if (!released) {
-						logger.warn("An idempotency lock was not held by its lock session when released");
-					}
-					return released;
-				}
-				catch (SQLException ex) {
-					if (session.isDead(ex)) {
-						lost(session, "failed while releasing a key", ex);
-						over = true;
-						return false;
-					}
-					throw new LockingStoreException("Could not release an idempotency lock; the unlock is retried "
-							+ "before the next statement of its lock session", ex);
-				}
-			}
-			finally {
-				session.unlock();
-			}
+		if (!isLive(holder)) {
+			this.guard.forget(holder);
+			return false;
 		}
-		finally {
-			settle(holder, over);
+		Operation release = Operation.release(holder);
+		if (!this.pool.runOn(holder.session(), release, System.nanoTime() + this.settings.timeout().toNanos())) {
+			// runs before the session's next statement
+			unlockLater(holder);
+			return true;
 		}
+		Throwable failure = release.failure();
+		if (failure != null) {
+			throw rethrow(failure);
+		}
+		return release.succeeded();
 	}
 
 	/**
@@ -398,7 +284,8 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 
 	/**
 	 * Stops the maintenance threads and closes the lock sessions, after freeing their
-	 * locks by statement; claims still held are lost.
+	 * locks by statement; claims still held are lost, and operations still queued end:
+	 * claims throw, completes and releases answer {@code false}.
 	 */
 	@Override
 	public void close() {
@@ -407,74 +294,54 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		}
 		this.closed = true;
 		this.maintenance.shutdownNow();
-		this.pool.close((session) -> session.unlocks().clear(this.guard));
+		this.pool.close((operation) -> {
+			this.guard.forget(operation.holder);
+			operation.succeed(false, null);
+		}, (session) -> session.unlocks().clear(this.guard));
 	}
 
-	// ---- statements
+	// ---- helpers
 
-	private List<Result> run(LockSession session, List<Sql> statements) throws SQLException {
-		return SqlPipeline.run(session.connection(), session.info().multiStatements(), this.settings.timeoutSeconds(),
-				statements);
+	private LockingStoreException busy() {
+		return new LockingStoreException("No idempotency lock session was free within " + this.settings.timeout()
+				+ " (idempo.store.jdbc.timeout); consider more lock sessions (idempo.store.jdbc.lock-sessions)");
 	}
 
-	private boolean unlock(LockSession session, Holder holder) throws SQLException {
-		List<Result> results = run(session, List.of(this.dialect.unlock(session.info(), holder.key)));
-		return this.dialect.readUnlock(results.get(0));
+	private static RuntimeException rethrow(Throwable failure) {
+		if (failure instanceof RuntimeException runtime) {
+			return runtime;
+		}
+		if (failure instanceof Error error) {
+			throw error;
+		}
+		return new LockingStoreException("Idempotency store operation failed", failure);
+	}
+
+	private boolean isLive(Holder holder) {
+		LockSession session = holder.sessionOrNull();
+		return session != null && holder.generation() != 0 && session.generation() == holder.generation();
 	}
 
 	/**
-	 * Frees the lock a failed claim statement may have taken. Unlocking a lock the
-	 * statement did not take is harmless unless another claim of this JVM holds the same
-	 * lock on this session (another key whose lock collides with this one, as 32-bit
-	 * PostgreSQL lock ids can): then unlocking could free that claim's lock instead, and
-	 * the session is closed, which is sure to free everything it held.
+	 * Keeps the key of a claim whose complete or release never started taken until its
+	 * queued unlock has run on its session.
 	 */
-	private void freeLockOfFailedClaim(LockSession session, Holder mine, SQLException failure) {
-		if (this.guard.sharesLock(mine, session, session.generation(), this.dialect::sameLock)) {
-			lost(session, "closed to free a lock of a failed claim", failure);
+	private void unlockLater(Holder holder) {
+		if (!isLive(holder)) {
+			this.guard.forget(holder);
 			return;
 		}
-		unlockOrDefer(session, mine, failure);
-	}
-
-	/**
-	 * Unlocks the key of {@code mine}, which a claim statement on this session may just
-	 * have locked. If the unlock fails on a live session, {@code mine} stays in the guard
-	 * (keeping the key locked in this JVM too) and the unlock is queued on the session.
-	 */
-	private void unlockOrDefer(LockSession session, Holder mine, @Nullable SQLException failure) {
-		try {
-			unlock(session, mine);
-		}
-		catch (SQLException | RuntimeException ex) {
-			if (failure != null) {
-				failure.addSuppressed(ex);
-			}
-			if (ex instanceof SQLException sqlException && session.isDead(sqlException)) {
-				lost(session, "could not free a lock", (failure != null) ? failure : ex);
-				return;
-			}
-			logger.warn("Could not free the idempotency lock of a failed claim on " + session
-					+ "; retrying before its next statement", ex);
-			mine.hold(session, session.generation());
-			mine.unlocking();
-			session.unlocks().add(mine);
-			scheduleUnlocks(session);
-		}
-	}
-
-	/**
-	 * Runs the unlocks queued on this session. Requires the session's lock.
-	 */
-	private void runPendingUnlocks(LockSession session) {
-		session.unlocks().drain(session, (holder) -> unlock(session, holder), this.guard, this::lost);
+		LockSession session = holder.session();
+		holder.unlocking();
+		session.unlocks().add(holder);
+		scheduleDrain(session);
 	}
 
 	/**
 	 * Has the maintenance thread run the session's queued unlocks as soon as it is free,
 	 * in case no request takes it first.
 	 */
-	private void scheduleUnlocks(LockSession session) {
+	private void scheduleDrain(LockSession session) {
 		UnlockQueue unlocks = session.unlocks();
 		if (this.closed || !unlocks.scheduleDrain()) {
 			return;
@@ -485,17 +352,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 				if (unlocks.isEmpty()) {
 					return;
 				}
-				if (this.pool.tryLock(session, System.nanoTime() + this.settings.timeout().toNanos())) {
-					try {
-						runPendingUnlocks(session);
-					}
-					catch (RuntimeException ex) {
-						logger.warn("Could not run the queued idempotency unlocks of " + session, ex);
-					}
-					finally {
-						session.unlock();
-					}
-				}
+				runMaintenance(session, this.settings.timeout().toNanos(), this.runner::drain);
 				// else the session check retries
 			});
 		}
@@ -505,40 +362,29 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	}
 
 	/**
-	 * Closes a session that died or whose locks can no longer be trusted, after freeing
-	 * its locks by statement if it still answers. Requires the session's lock.
+	 * Runs {@code task} on a session once it is free, waiting up to {@code timeoutNanos},
+	 * then hands the session on.
 	 */
-	private void lost(LockSession session, String reason, @Nullable Throwable cause) {
-		long generation = this.pool.discard(session);
-		session.unlocks().clear(this.guard);
-		long claims = this.guard.heldOn(session, generation);
-		if (claims > 0) {
-			logger.warn("Idempotency " + session + " " + reason + "; the " + claims
-					+ " claim(s) it held are lost (their responses will not be stored)", cause);
+	private void runMaintenance(LockSession session, long timeoutNanos, SessionTask task) {
+		try {
+			if (!session.tryRun(timeoutNanos)) {
+				return;
+			}
 		}
-		else if (logger.isDebugEnabled()) {
-			logger.debug("Idempotency " + session + " " + reason + "; it held no claims", cause);
-		}
-	}
-
-	private boolean isLive(Holder holder) {
-		LockSession session = holder.sessionOrNull();
-		return session != null && holder.generation() != 0 && session.generation() == holder.generation();
-	}
-
-	/**
-	 * Ends a complete or release: either the key is free (or its session gone), or its
-	 * unlock is queued on its session and the guard keeps the key until it has run.
-	 */
-	private void settle(Holder holder, boolean over) {
-		if (over || !isLive(holder)) {
-			this.guard.forget(holder);
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
 			return;
 		}
-		LockSession session = holder.session();
-		holder.unlocking();
-		session.unlocks().add(holder);
-		scheduleUnlocks(session);
+		try {
+			task.run(session);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not maintain idempotency " + session, ex);
+		}
+		finally {
+			session.endRun();
+			this.pool.handOff(session);
+		}
 	}
 
 	// ---- maintenance
@@ -549,19 +395,13 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 				return;
 			}
 			// a busy session proves or disproves itself with its own statements
-			if (session.isOpen() && session.tryLock()) {
-				try {
-					runPendingUnlocks(session);
-					if (session.isOpen()) {
-						ping(session);
+			if (session.isOpen()) {
+				runMaintenance(session, 0, (checked) -> {
+					this.runner.drain(checked);
+					if (checked.isOpen()) {
+						ping(checked);
 					}
-				}
-				catch (RuntimeException ex) {
-					logger.warn("Could not check an idempotency lock session", ex);
-				}
-				finally {
-					session.unlock();
-				}
+				});
 			}
 		}
 	}
@@ -585,7 +425,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			return;
 		}
 		if (session.isDead(null) || session.pingFailed() >= MAX_FAILED_PINGS) {
-			lost(session, "stopped answering", null);
+			this.runner.lost(session, "stopped answering", null);
 		}
 	}
 
@@ -610,15 +450,22 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	 * Runs {@code action} on the connection of lock session {@code index}, opening it if
 	 * needed, while holding the session. For tests.
 	 */
-	<T> T onSession(int index, SessionAction<T> action) throws SQLException {
+	<T> @Nullable T onSession(int index, SessionAction<T> action) throws SQLException {
 		LockSession session = this.pool.get(index);
-		this.pool.lock(session, System.nanoTime() + this.settings.timeout().toNanos());
+		try {
+			Assert.state(session.tryRun(this.settings.timeout().toNanos()), "Session busy");
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
 		try {
 			this.pool.openIfNeeded(session);
 			return action.run(session.connection());
 		}
 		finally {
-			session.unlock();
+			session.endRun();
+			this.pool.handOff(session);
 		}
 	}
 
@@ -628,8 +475,11 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	 */
 	Runnable occupySession(int index) {
 		LockSession session = this.pool.get(index);
-		Assert.state(session.tryLock(), "Session busy");
-		return session::unlock;
+		Assert.state(session.tryRun(), "Session busy");
+		return () -> {
+			session.endRun();
+			this.pool.handOff(session);
+		};
 	}
 
 	/**
@@ -639,7 +489,16 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	 */
 	interface SessionAction<T> {
 
-		T run(Connection connection) throws SQLException;
+		@Nullable T run(Connection connection) throws SQLException;
+
+	}
+
+	/**
+	 * Maintenance work on a session held by the maintenance thread.
+	 */
+	private interface SessionTask {
+
+		void run(LockSession session);
 
 	}
 

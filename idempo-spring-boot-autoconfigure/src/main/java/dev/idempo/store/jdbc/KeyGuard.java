@@ -102,34 +102,28 @@ final class KeyGuard {
 	long heldOn(LockSession session, long generation) {
 		return this.holders.values()
 			.stream()
-			.filter((holder) -> holder.isHeld() && holder.sessionOrNull() == session
-					&& holder.generation() == generation)
+			.filter((holder) -> holder.isHeld() && holder.isOn(session, generation))
 			.count();
 	}
 
 	/**
-	 * Whether another claim of this JVM holds, on the same connection, a lock that is the
-	 * lock of {@code mine}'s key too (as colliding PostgreSQL lock ids can).
-	 * @param mine the holder
-	 * @param session the lock session
-	 * @param generation the connection's generation
-	 * @param sameLock whether two keys share a lock
+	 * Whether a claim of this JVM other than {@code mine} has, or is taking, on the same
+	 * connection, the same database lock (as colliding PostgreSQL lock ids can); then the
+	 * session's lock counts cannot be told apart.
+	 * @param mine the holder, attached to its session
 	 * @return whether such a claim exists
 	 */
-	boolean sharesLock(Holder mine, LockSession session, long generation, SameLock sameLock) {
+	boolean sharesLock(Holder mine) {
+		LockSession session = mine.sessionOrNull();
+		Object lock = mine.lock();
+		if (session == null || lock == null) {
+			return false;
+		}
+		long generation = mine.generation();
 		return this.holders.values()
 			.stream()
-			.anyMatch((holder) -> holder != mine && holder.isLocked() && holder.sessionOrNull() == session
-					&& holder.generation() == generation && sameLock.test(holder.key, mine.key));
-	}
-
-	/**
-	 * Whether two storage keys share a database lock.
-	 */
-	interface SameLock {
-
-		boolean test(String key, String otherKey);
-
+			.anyMatch((holder) -> holder != mine && holder.isOn(session, generation) && lock.equals(holder.lock())
+					&& !holder.isGone());
 	}
 
 	private enum State {
@@ -170,6 +164,8 @@ final class KeyGuard {
 
 		private long generation;
 
+		private @Nullable Object lock;
+
 		Holder(String key, String token) {
 			this.key = key;
 			this.token = token;
@@ -188,6 +184,19 @@ final class KeyGuard {
 			return this.generation;
 		}
 
+		/** The database lock, once the claim was sent to a session. */
+		synchronized @Nullable Object lock() {
+			return this.lock;
+		}
+
+		synchronized boolean isOn(LockSession session, long generation) {
+			return this.session == session && this.generation == generation;
+		}
+
+		synchronized boolean isGone() {
+			return this.state == State.GONE;
+		}
+
 		synchronized boolean isHeld() {
 			return this.state == State.HELD;
 		}
@@ -201,9 +210,19 @@ final class KeyGuard {
 			return this.state == State.UNLOCKING;
 		}
 
-		synchronized void hold(LockSession session, long generation) {
+		/**
+		 * Records where the claim's lock is being taken; the claim is still
+		 * {@code CLAIMING}.
+		 */
+		synchronized void attach(LockSession session, long generation, Object lock) {
 			this.session = session;
 			this.generation = generation;
+			this.lock = lock;
+		}
+
+		/** The claim took its lock, on the session it is attached to. */
+		synchronized void hold() {
+			Assert.state(this.session != null, "Claim holds no session");
 			this.state = State.HELD;
 			notifyAll();
 		}

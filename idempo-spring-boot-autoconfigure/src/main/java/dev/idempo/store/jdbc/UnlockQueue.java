@@ -1,12 +1,10 @@
 package dev.idempo.store.jdbc;
 
-import java.sql.SQLException;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
-
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 
 import dev.idempo.store.jdbc.KeyGuard.Holder;
 
@@ -15,24 +13,25 @@ import dev.idempo.store.jdbc.KeyGuard.Holder;
  * complete or release could not run or failed, or a failed claim may have taken its lock)
  * but may still be held on the session. Until its unlock has run, a holder stays in the
  * {@link KeyGuard} as {@code UNLOCKING}, so its key stays taken in this JVM as it is in
- * the database. Added to without the session's lock; run, oldest first, only by whoever
- * holds it, before the session's next statement.
+ * the database. Added to without the session's run lock; taken, oldest first, only by
+ * whoever runs the session, into its next batch (or, if no request comes, by a
+ * maintenance task). A session whose queued unlocks fail on a live connection
+ * {@value #MAX_FAILED_UNLOCKS} times in a row is ended: ending it is the one sure way to
+ * free its locks.
  *
  * @author idempo
  */
 final class UnlockQueue {
 
-	private static final Log logger = LogFactory.getLog(UnlockQueue.class);
-
 	/** Queued unlocks that may fail in a row on a live session before it is ended. */
-	private static final int MAX_FAILED_UNLOCKS = 3;
+	static final int MAX_FAILED_UNLOCKS = 3;
 
-	private final Queue<Holder> pending = new ConcurrentLinkedQueue<>();
+	private final Deque<Holder> pending = new ConcurrentLinkedDeque<>();
 
 	private final AtomicBoolean drainScheduled = new AtomicBoolean();
 
-	// guarded by the session's lock
-	private int failures;
+	// written under the session's run lock
+	private volatile int failures;
 
 	/**
 	 * Queues the unlock of {@code holder}, which must already be {@code UNLOCKING}.
@@ -47,53 +46,65 @@ final class UnlockQueue {
 	}
 
 	/**
-	 * Runs the queued unlocks, oldest first, and forgets their holders; stops at the
-	 * first one that fails on a live session (it is retried later). Requires the
-	 * session's lock.
-	 * @param session the lock session the unlocks belong to
-	 * @param unlocker runs one unlock statement
-	 * @param guard the guard the holders leave
-	 * @param loss ends the session when it is dead, or when it keeps failing its unlocks
-	 * (ending it is the one sure way to free its locks)
+	 * Whether queued unlocks wait to be run soon: some are queued and the last attempt
+	 * did not fail (after a failure, the next session check retries).
+	 * @return whether a drain is due
 	 */
-	void drain(LockSession session, Unlocker unlocker, KeyGuard guard, SessionLoss loss) {
+	boolean isDrainDue() {
+		return !this.pending.isEmpty() && this.failures == 0;
+	}
+
+	/**
+	 * Takes up to {@code max} queued unlocks, oldest first, for the session's next batch;
+	 * those whose connection is gone (their lock with it) are forgotten instead. Requires
+	 * the session's run lock.
+	 * @param session the session
+	 * @param guard the guard the forgotten holders leave
+	 * @param max the most to take
+	 * @return the holders whose locks to free
+	 */
+	List<Holder> take(LockSession session, KeyGuard guard, int max) {
+		List<Holder> taken = new ArrayList<>();
 		Holder holder;
-		while ((holder = this.pending.peek()) != null) {
-			if (!session.isOpen() || holder.generation() != session.generation()) {
-				// its session died, and the lock with it
-				this.pending.remove(holder);
+		while (taken.size() < max && (holder = this.pending.poll()) != null) {
+			if (session.isOpen() && holder.generation() == session.generation()) {
+				taken.add(holder);
+			}
+			else {
 				guard.forget(holder);
-				continue;
 			}
-			try {
-				boolean released = unlocker.unlock(holder);
-				this.failures = 0;
-				this.pending.remove(holder);
-				guard.forget(holder);
-				if (!released && logger.isDebugEnabled()) {
-					logger.debug("A queued idempotency unlock found its lock already free on " + session);
-				}
-			}
-			catch (SQLException | RuntimeException ex) {
-				if (ex instanceof SQLException sqlException && session.isDead(sqlException)) {
-					loss.lost(session, "failed while running a queued unlock", ex);
-					return;
-				}
-				if (++this.failures >= MAX_FAILED_UNLOCKS) {
-					// a live session that cannot unlock (stuck in a failed transaction,
-					// say): ending it is the one sure way to free its locks
-					loss.lost(session, "could not run queued unlocks", ex);
-					return;
-				}
-				logger.warn("Could not run a queued idempotency unlock on " + session + "; retrying later", ex);
-				return;
-			}
+		}
+		return taken;
+	}
+
+	/**
+	 * The taken unlocks ran: their keys are free.
+	 * @param holders the holders
+	 * @param guard the guard they leave
+	 */
+	void ran(List<Holder> holders, KeyGuard guard) {
+		if (!holders.isEmpty()) {
+			this.failures = 0;
+			holders.forEach(guard::forget);
 		}
 	}
 
 	/**
+	 * The taken unlocks failed on a live session: they go back to the front of the queue,
+	 * to run before the session's next statement.
+	 * @param holders the holders
+	 * @return whether the session has now failed too often and must be ended
+	 */
+	boolean failed(List<Holder> holders) {
+		for (int i = holders.size() - 1; i >= 0; i--) {
+			this.pending.addFirst(holders.get(i));
+		}
+		return ++this.failures >= MAX_FAILED_UNLOCKS;
+	}
+
+	/**
 	 * Forgets every queued unlock: the session's connection is gone, and its locks with
-	 * it. Requires the session's lock.
+	 * it. Requires the session's run lock.
 	 * @param guard the guard the holders leave
 	 */
 	void clear(KeyGuard guard) {
@@ -117,30 +128,6 @@ final class UnlockQueue {
 	 */
 	void drainStarted() {
 		this.drainScheduled.set(false);
-	}
-
-	/**
-	 * Runs one unlock statement on the session.
-	 */
-	interface Unlocker {
-
-		/**
-		 * Unlocks the lock of {@code holder}.
-		 * @param holder the holder
-		 * @return whether the session held the lock
-		 * @throws SQLException if the statement fails
-		 */
-		boolean unlock(Holder holder) throws SQLException;
-
-	}
-
-	/**
-	 * Ends a lock session whose locks can no longer be trusted.
-	 */
-	interface SessionLoss {
-
-		void lost(LockSession session, String reason, Throwable cause);
-
 	}
 
 }

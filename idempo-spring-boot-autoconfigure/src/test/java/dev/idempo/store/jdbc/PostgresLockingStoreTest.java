@@ -31,7 +31,7 @@ class PostgresLockingStoreTest extends JdbcLockingStoreTests {
 	private static final String HOLDER_SQL = "SELECT pid FROM pg_locks WHERE locktype = 'advisory'"
 			+ " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
 			+ " AND classid = CAST(CAST(? AS integer) AS oid) AND objid = CAST(CAST(? AS integer) AS oid)"
-			+ " AND objsubid = 2 AND granted";
+			+ " AND objsubid = 2 AND mode = 'ExclusiveLock' AND granted";
 
 	@Override
 	TestDatabase database() {
