@@ -302,6 +302,10 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 			died(session, batch, failure, opened, "failed while running a batch");
 			return;
 		}
+		if (logger.isDebugEnabled()) {
+			logger.debug("A batch of " + batch.size() + " operation(s) failed on idempotency " + session
+					+ "; settling it from what the database holds", failure);
+		}
 		Facts facts;
 		try {
 			facts = facts(session, batch);

@@ -171,15 +171,21 @@ final class PostgresDialect extends JdbcDialect {
 		}
 		// each statement of a round trip must see what committed before it started
 		connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-		String statementTimeout = settings.timeout().toMillis() + "ms";
-		// PostgreSQL 14+ ends the session, and frees its locks, if this instance
-		// vanishes without closing it
-		Sql setUp = (connection.getMetaData().getDatabaseMajorVersion() >= 14)
-				? new Sql(
-						"SELECT pg_backend_pid(), set_config('statement_timeout', ?, false),"
-								+ " set_config('idle_session_timeout', ?, false)",
-						statementTimeout, settings.sessionIdleTimeout().toMillis() + "ms")
-				: new Sql("SELECT pg_backend_pid(), set_config('statement_timeout', ?, false)", statementTimeout);
+		int version = connection.getMetaData().getDatabaseMajorVersion();
+		StringBuilder sql = new StringBuilder("SELECT pg_backend_pid(), set_config('statement_timeout', ?, false)");
+		List<Object> parameters = new ArrayList<>(List.of(settings.timeout().toMillis() + "ms"));
+		if (version >= 12) {
+			// the statements take arrays, whose custom plans would be made afresh on
+			// every execution; the generic plan is the same index lookup
+			sql.append(", set_config('plan_cache_mode', 'force_generic_plan', false)");
+		}
+		if (version >= 14) {
+			// PostgreSQL 14+ ends the session, and frees its locks, if this instance
+			// vanishes without closing it
+			sql.append(", set_config('idle_session_timeout', ?, false)");
+			parameters.add(settings.sessionIdleTimeout().toMillis() + "ms");
+		}
+		Sql setUp = new Sql(sql.toString(), parameters.toArray());
 		@Nullable Object[] row = SqlPipeline.run(connection, true, settings.timeoutSeconds(), List.of(setUp)).get(0).firstRow();
 		if (row == null) {
 			throw new SQLException("pg_backend_pid() answered nothing");
