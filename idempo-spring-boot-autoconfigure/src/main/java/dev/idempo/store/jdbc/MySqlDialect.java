@@ -126,6 +126,9 @@ final class MySqlDialect extends JdbcDialect {
 		if (!"MySQL".equalsIgnoreCase(product) && !"MariaDB".equalsIgnoreCase(product)) {
 			throw new SQLException("The mysql idempotency store needs MySQL or MariaDB, not " + product);
 		}
+		// each statement must see what committed before it started, also if a
+		// transaction were left open (REPEATABLE READ would keep its first read view)
+		connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
 		int timeout = settings.timeoutSeconds();
 		@Nullable Object[] row = SqlPipeline
 			.run(connection, false, timeout, List.of(new Sql("SELECT CONNECTION_ID(), DATABASE(), VERSION()")))
