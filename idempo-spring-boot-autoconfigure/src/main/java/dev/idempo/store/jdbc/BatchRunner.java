@@ -291,7 +291,13 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		Batch batch = new Batch();
 		batch.unlocks.addAll(session.unlocks().take(session, this.guard, MAX_UNLOCKS));
 		if (!batch.isEmpty()) {
-			execute(session, batch, false, true);
+			try {
+				execute(session, batch, false, true);
+			}
+			catch (RuntimeException | Error ex) {
+				putBack(session, batch.unlocks);
+				throw ex;
+			}
 		}
 	}
 
@@ -400,6 +406,8 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 			complete.succeed(true, null);
 		}
 		if (!session.isOpen()) {
+			// the locks still to be freed died with the session
+			recovery.forget.forEach(this.guard::forget);
 			failAll(session, recovery.failed, failure);
 			died(session, again, failure, false, "failed while recovering from a failed batch");
 			return;
@@ -538,6 +546,8 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 			failure.addSuppressed(ex);
 			if (session.isDead(ex)) {
 				lost(session, "failed while recovering from a failed batch", failure);
+				// their locks died with the session
+				recovery.forget.forEach(this.guard::forget);
 				return false;
 			}
 			for (Holder holder : recovery.free) {
@@ -611,13 +621,45 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		batch.unlocks.forEach(this.guard::forget);
 	}
 
+	/**
+	 * Settles what an unexpected failure (a bug, an {@link Error}) left of a batch: every
+	 * operation still running fails, keeping its key taken until its queued unlock has
+	 * run if it may hold its lock; operations put back in the queue (their session died)
+	 * are left to run again; unlocks taken go back to the queue unless they ran.
+	 */
 	private void failUnsettled(LockSession session, Batch batch, Throwable failure) {
 		for (Operation operation : batch.all()) {
-			if (!operation.isDone()) {
-				operation.holder.unlocking();
-				session.unlocks().add(operation.holder);
-				operation.fail(failure);
+			if (operation.isDone() || operation.isQueued()) {
+				continue;
 			}
+			if (operation.holder.lock() == null) {
+				// never attached to a lock: nothing to unlock
+				this.guard.forget(operation.holder);
+			}
+			else {
+				holdUntilUnlocked(session, operation.holder);
+			}
+			operation.fail(failure);
+		}
+		putBack(session, batch.unlocks);
+	}
+
+	/** Queues again the unlocks of a batch that failed unexpectedly, unless they ran. */
+	private void putBack(LockSession session, List<Holder> unlocks) {
+		List<Holder> left = new ArrayList<>();
+		for (Holder holder : unlocks) {
+			if (holder.isGone() || session.unlocks().contains(holder)) {
+				continue;
+			}
+			if (session.isOpen() && holder.generation() == session.generation()) {
+				left.add(holder);
+			}
+			else {
+				this.guard.forget(holder);
+			}
+		}
+		if (!left.isEmpty() && session.unlocks().failed(left)) {
+			lost(session, "could not run queued unlocks", null);
 		}
 	}
 

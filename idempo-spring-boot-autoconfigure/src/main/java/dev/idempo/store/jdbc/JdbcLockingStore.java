@@ -180,8 +180,15 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			return result;
 		}
 		finally {
-			if (!(result instanceof ClaimResult.Acquired) && !mine.isUnlocking()) {
-				this.guard.forget(mine);
+			if (!(result instanceof ClaimResult.Acquired)) {
+				if (mine.isHeld()) {
+					// taken, but its caller gets a failure (an Error reached this thread
+					// after its claim was settled): give the lock back
+					unlockLater(mine);
+				}
+				else if (!mine.isUnlocking()) {
+					this.guard.forget(mine);
+				}
 			}
 		}
 	}
@@ -194,7 +201,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	 * completes before any claim. Answers {@code false} if that session died since the
 	 * claim; then nothing was stored by this call. If the batch fails, what it did is
 	 * read back from the database and the complete runs again on its own; if the response
-	 * still cannot be stored (the session stayed busy for
+	 * still cannot be stored (the session stayed busy for twice
 	 * {@link JdbcStoreSettings#timeout()}, or the statement fails on a live session) this
 	 * throws, and the key stays locked until its unlock has run on that session: right
 	 * away where possible, else before the session's next statement.
@@ -211,7 +218,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			return false;
 		}
 		Operation complete = Operation.complete(holder, record, ttl.toNanos() / 1000);
-		if (!this.pool.runOn(holder.session(), complete, System.nanoTime() + this.settings.timeout().toNanos())) {
+		if (!this.pool.runOn(holder.session(), complete, finishingDeadline())) {
 			unlockLater(holder);
 			throw busy();
 		}
@@ -226,10 +233,10 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	 * {@inheritDoc}
 	 * <p>
 	 * Runs in the next batch of the lease's lock session. If that session stays busy for
-	 * {@link JdbcStoreSettings#timeout()}, the unlock is queued on it and runs before the
-	 * session's next statement (the key stays locked until then), and this answers
-	 * {@code true}. If the unlock statement fails on a live session, it is queued the
-	 * same way and this throws; the session, and the other claims on it, are kept.
+	 * twice {@link JdbcStoreSettings#timeout()}, the unlock is queued on it and runs
+	 * before the session's next statement (the key stays locked until then), and this
+	 * answers {@code true}. If the unlock statement fails on a live session, it is queued
+	 * the same way and this throws; the session, and the other claims on it, are kept.
 	 */
 	@Override
 	public boolean release(Lease lease) {
@@ -242,7 +249,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			return false;
 		}
 		Operation release = Operation.release(holder);
-		if (!this.pool.runOn(holder.session(), release, System.nanoTime() + this.settings.timeout().toNanos())) {
+		if (!this.pool.runOn(holder.session(), release, finishingDeadline())) {
 			// runs before the session's next statement
 			unlockLater(holder);
 			return true;
@@ -305,6 +312,15 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	private LockingStoreException busy() {
 		return new LockingStoreException("No idempotency lock session was free within " + this.settings.timeout()
 				+ " (idempo.store.jdbc.timeout); consider more lock sessions (idempo.store.jdbc.lock-sessions)");
+	}
+
+	/**
+	 * When a complete or release gives up waiting for its session: after
+	 * {@link JdbcStoreSettings#timeout()} plus one batch's worth (a batch ahead of it may
+	 * run up to the timeout), so that a busy session does not make it fail.
+	 */
+	private long finishingDeadline() {
+		return System.nanoTime() + 2 * this.settings.timeout().toNanos();
 	}
 
 	private static RuntimeException rethrow(Throwable failure) {
@@ -378,7 +394,8 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		try {
 			task.run(session);
 		}
-		catch (RuntimeException ex) {
+		catch (Throwable ex) {
+			// an Error must not cancel the scheduled session check for good
 			logger.warn("Could not maintain idempotency " + session, ex);
 		}
 		finally {
@@ -415,7 +432,9 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		Connection connection = session.connection();
 		boolean valid;
 		try {
-			valid = connection.isValid((int) Math.max(1, this.settings.networkTimeout().toSeconds()));
+			// no longer than a statement may take: a ping holds the session
+			valid = connection.isValid((int) Math.max(1,
+					Math.min(this.settings.timeout().toSeconds(), this.settings.networkTimeout().toSeconds())));
 		}
 		catch (SQLException ex) {
 			valid = false;

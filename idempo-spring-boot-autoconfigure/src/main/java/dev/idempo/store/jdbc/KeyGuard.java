@@ -21,7 +21,9 @@ import org.springframework.util.Assert;
  * its session's {@link UnlockQueue}. A holder leaves the map when it is {@code GONE}; a
  * claim of the same key meanwhile waits while the holder is {@code CLAIMING} or
  * {@code FINISHING} (a round trip is under way) and is answered "in progress" while it is
- * {@code HELD} or {@code UNLOCKING}.
+ * {@code HELD} or {@code UNLOCKING}. A holder whose session's connection is gone (its
+ * lock with it) is forgotten by the next claim of its key, whatever its state after
+ * {@code CLAIMING}.
  *
  * @author idempo
  */
@@ -32,7 +34,9 @@ final class KeyGuard {
 	/**
 	 * Lets a new claim of {@code key} in, unless another claim of this JVM owns the key.
 	 * Waits, until {@code deadline} at most, while the other claim's round trip is under
-	 * way; forgets an owner whose lock died with its session.
+	 * way; forgets an owner whose lock died with its session (also one still
+	 * {@code FINISHING}: a complete or release whose session died can no longer hold the
+	 * key, whatever became of its round trip).
 	 * @param key the storage key
 	 * @param token the new claim's owner token
 	 * @param deadline the {@link System#nanoTime()} to give up at
@@ -48,10 +52,10 @@ final class KeyGuard {
 			if (current == null) {
 				return mine;
 			}
-			if (!current.awaitSettled(deadline)) {
+			if (!current.awaitSettled(deadline, isLive)) {
 				return null;
 			}
-			if (current.isLocked()) {
+			if (current.isLocked() || current.isFinishing()) {
 				if (isLive.test(current)) {
 					return null;
 				}
@@ -154,6 +158,9 @@ final class KeyGuard {
 	 */
 	static final class Holder {
 
+		/** How often a waiter looks whether a finishing holder's session died. */
+		static final long STALE_CHECK_MILLIS = 100;
+
 		final String key;
 
 		final String token;
@@ -206,6 +213,10 @@ final class KeyGuard {
 			return this.state == State.HELD || this.state == State.UNLOCKING;
 		}
 
+		synchronized boolean isFinishing() {
+			return this.state == State.FINISHING;
+		}
+
 		synchronized boolean isUnlocking() {
 			return this.state == State.UNLOCKING;
 		}
@@ -246,17 +257,25 @@ final class KeyGuard {
 		}
 
 		/**
-		 * Waits while the claim or its completion is in flight.
+		 * Waits while the claim or its completion is in flight, but not for a completion
+		 * whose session died (looked at every {@value #STALE_CHECK_MILLIS} ms: a session
+		 * that dies does not wake its holders).
+		 * @param deadline the {@link System#nanoTime()} to give up at
+		 * @param isLive whether a holder's lock session is still the connection that took
+		 * its lock
 		 * @return {@code false} if it still was at the deadline
 		 */
-		synchronized boolean awaitSettled(long deadline) {
+		synchronized boolean awaitSettled(long deadline, Predicate<Holder> isLive) {
 			while (this.state == State.CLAIMING || this.state == State.FINISHING) {
+				if (this.state == State.FINISHING && !isLive.test(this)) {
+					return true;
+				}
 				long millis = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
 				if (millis <= 0) {
 					return false;
 				}
 				try {
-					wait(millis);
+					wait(Math.min(millis, STALE_CHECK_MILLIS));
 				}
 				catch (InterruptedException ex) {
 					Thread.currentThread().interrupt();

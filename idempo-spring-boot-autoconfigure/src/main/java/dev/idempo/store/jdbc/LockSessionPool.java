@@ -39,14 +39,17 @@ import dev.idempo.store.jdbc.JdbcDialect.SessionInfo;
  * session go wakes the oldest waiting complete or release of that session, else the
  * oldest waiting claim ({@link #handOff}), which then takes the session. So one client
  * alone never waits for a thread hop, and under load one round trip and one durable
- * commit serve many requests.
+ * commit serve many requests. If a batch fails unexpectedly (a bug, an {@link Error}),
+ * its operations are settled first; the thread that ran it then gets its own operation's
+ * outcome, and an {@code Error} after that.
  * <p>
  * A waiter's deadline bounds only the wait before its operation starts: at the deadline
  * it cancels the operation if it is still queued (a compare-and-set, so no statement of
  * it was or will be sent), else it waits for the running batch, which the server's
- * statement timeout and the connection's network timeout bound. Completes never wait
- * behind claims: every batch takes all of its session's queued completes (up to a size
- * budget) before any claim.
+ * statement timeout and the connection's network timeout bound. A complete or release
+ * gets twice the timeout as its deadline, so that one batch of up to the timeout ahead of
+ * it does not make it fail. Completes never wait behind claims: every batch takes all of
+ * its session's queued completes (up to a size budget) before any claim.
  *
  * @author idempo
  */
@@ -165,15 +168,23 @@ final class LockSessionPool {
 				if (operation.isQueued()) {
 					LockSession session = (target != null) ? (target.tryRun() ? target : null) : tryRunAny();
 					if (session != null) {
+						Throwable failure = null;
 						try {
 							do {
 								this.work.runBatch(session);
 							}
 							while (operation.isQueued());
 						}
+						catch (Throwable ex) {
+							// a bug or a JVM failure; the batch's operations are settled
+							failure = ex;
+						}
 						finally {
 							session.endRun();
 							handOff(session);
+						}
+						if (failure != null) {
+							afterBatchFailure(operation, target, session, failure);
 						}
 						continue;
 					}
@@ -205,6 +216,34 @@ final class LockSessionPool {
 				Thread.currentThread().interrupt();
 			}
 		}
+	}
+
+	/**
+	 * Deals with an unexpected failure of a batch this thread ran (everything that batch
+	 * took is settled by then). If this thread's own operation has ended, its caller gets
+	 * its outcome, which may be a lock it must give back; if it never started, it is
+	 * cancelled (so that no lock is ever taken for a caller that is gone) and the failure
+	 * is what its caller gets; if another session's batch runs it, that batch is waited
+	 * for. An {@link Error} is always passed on, after that.
+	 */
+	private void afterBatchFailure(Operation operation, @Nullable LockSession target, LockSession session,
+			Throwable failure) {
+		boolean cancelled = false;
+		if (!operation.isDone() && operation.cancel()) {
+			queueOf(target, operation).remove(operation);
+			wakeAny();
+			cancelled = true;
+		}
+		while (!cancelled && !operation.isDone()) {
+			LockSupport.parkNanos(this, MAX_PARK_NANOS);
+		}
+		if (failure instanceof Error error) {
+			throw error;
+		}
+		if (cancelled) {
+			throw (RuntimeException) failure;
+		}
+		logger.warn("A batch failed unexpectedly on idempotency " + session + "; its operations were settled", failure);
 	}
 
 	/**

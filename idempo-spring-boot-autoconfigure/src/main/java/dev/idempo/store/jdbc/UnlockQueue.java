@@ -41,6 +41,10 @@ final class UnlockQueue {
 		this.pending.add(holder);
 	}
 
+	boolean contains(Holder holder) {
+		return this.pending.contains(holder);
+	}
+
 	boolean isEmpty() {
 		return this.pending.isEmpty();
 	}

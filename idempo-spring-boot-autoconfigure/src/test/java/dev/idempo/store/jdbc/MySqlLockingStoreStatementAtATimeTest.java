@@ -35,10 +35,10 @@ class MySqlLockingStoreStatementAtATimeTest extends MySqlLockingStoreTest {
 	}
 
 	/**
-	 * A complete whose batch failed after COMMIT is settled "stored" from the
-	 * facts; if the session then dies while its lock is being freed (settleLocks), the
-	 * holder must still leave the KeyGuard: a later claim of the key in this JVM replays
-	 * the stored record instead of waiting the timeout and answering InProgress.
+	 * A complete whose batch failed after COMMIT is settled "stored" from the facts; if
+	 * the session then dies while its lock is being freed (settleLocks), the holder must
+	 * still leave the KeyGuard: a later claim of the key in this JVM replays the stored
+	 * record instead of waiting the timeout and answering InProgress.
 	 */
 	@Test
 	void storedCompleteIsForgottenWhenSessionDiesWhileFreeingItsLock() {
@@ -69,10 +69,10 @@ class MySqlLockingStoreStatementAtATimeTest extends MySqlLockingStoreTest {
 	}
 
 	/**
-	 * An Error (or any bug exception) thrown by runBatch after the runner's
-	 * own claim was settled Acquired propagates to the runner's claim(), whose finally
-	 * must not forget the HELD holder: its lock is queued for unlock, so the key
-	 * becomes free although the session stays alive.
+	 * An Error (or any bug exception) thrown by runBatch after the runner's own claim was
+	 * settled Acquired propagates to the runner's claim(), whose finally must not forget
+	 * the HELD holder: its lock is queued for unlock, so the key becomes free although
+	 * the session stays alive.
 	 */
 	@Test
 	void errorAfterOwnClaimSettledStillFreesItsLock() throws Exception {
