@@ -134,9 +134,22 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 			}
 		}
 		takeAll(session.releases(), batch.releases, MAX_UNLOCKS);
-		batch.unlocks.addAll(session.unlocks().take(session, this.guard, MAX_UNLOCKS));
+		batch.unlocks.addAll(takeUnlocks(session));
 		takeAll(pool().claims(), batch.claims, MAX_CLAIMS);
 		return batch;
+	}
+
+	/**
+	 * Takes the session's queued unlocks for a batch; ends the session instead if one of
+	 * their locks is shared with another claim on it (its counts cannot be told apart).
+	 */
+	private List<Holder> takeUnlocks(LockSession session) {
+		List<Holder> unlocks = session.unlocks().take(session, this.guard, MAX_UNLOCKS);
+		if (unlocks == null) {
+			lost(session, "closed to free a queued unlock whose lock collides with another claim's", null);
+			return List.of();
+		}
+		return unlocks;
 	}
 
 	private static void takeAll(Queue<Operation> queue, List<Operation> into, int max) {
@@ -289,7 +302,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 	/** Runs the session's queued unlocks now, in a round trip of their own. */
 	private void runUnlocks(LockSession session) {
 		Batch batch = new Batch();
-		batch.unlocks.addAll(session.unlocks().take(session, this.guard, MAX_UNLOCKS));
+		batch.unlocks.addAll(takeUnlocks(session));
 		if (!batch.isEmpty()) {
 			try {
 				execute(session, batch, false, true);

@@ -241,7 +241,8 @@ final class LockSessionPool {
 			throw error;
 		}
 		if (cancelled) {
-			throw (RuntimeException) failure;
+			throw (failure instanceof RuntimeException runtime) ? runtime
+					: new IllegalStateException("A batch failed unexpectedly", failure);
 		}
 		logger.warn("A batch failed unexpectedly on idempotency " + session + "; its operations were settled", failure);
 	}

@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.idempo.store.jdbc.KeyGuard.Holder;
 
 /**
@@ -60,19 +62,29 @@ final class UnlockQueue {
 
 	/**
 	 * Takes up to {@code max} queued unlocks, oldest first, for the session's next batch;
-	 * those whose connection is gone (their lock with it) are forgotten instead. Requires
-	 * the session's run lock.
+	 * those whose connection is gone (their lock with it) are forgotten instead. If the
+	 * lock of one is, by now, shared with another claim of this JVM on the session
+	 * (colliding PostgreSQL lock ids), a blind unlock could free that claim's count: then
+	 * nothing is taken, the holder goes back to the queue, and the caller must end the
+	 * session, the one sure way to free its locks. Requires the session's run lock.
 	 * @param session the session
 	 * @param guard the guard the forgotten holders leave
 	 * @param max the most to take
-	 * @return the holders whose locks to free
+	 * @return the holders whose locks to free, or {@code null} if the session must be
+	 * ended
 	 */
-	List<Holder> take(LockSession session, KeyGuard guard, int max) {
+	@Nullable List<Holder> take(LockSession session, KeyGuard guard, int max) {
 		List<Holder> taken = new ArrayList<>();
 		Holder holder;
 		while (taken.size() < max && (holder = this.pending.poll()) != null) {
 			if (session.isOpen() && holder.generation() == session.generation()) {
 				taken.add(holder);
+				if (guard.sharesLock(holder)) {
+					for (int i = taken.size() - 1; i >= 0; i--) {
+						this.pending.addFirst(taken.get(i));
+					}
+					return null;
+				}
 			}
 			else {
 				guard.forget(holder);

@@ -54,7 +54,13 @@
  * taken, and the session with its other claims is kept. A session is closed only when it
  * is dead (closed by its driver, a connection error, several failed pings), never because
  * a statement was slow; its locks are freed by statement before it is closed, in case its
- * connection outlives {@code close()}. Infrastructure failures surface as
+ * connection outlives {@code close()}. A queued unlock whose lock another claim of this
+ * JVM shares on the session (colliding PostgreSQL lock ids) ends the session instead of
+ * running. A claim, complete or release whose session dies while it is settled leaves the
+ * in-JVM guard with its lock. An unexpected failure of a batch (a bug, an {@link Error})
+ * settles every operation of it first: one that may hold its lock keeps its key taken
+ * until its queued unlock has run, and a claim whose caller gets the failure after its
+ * lock was taken gives it back the same way. Infrastructure failures surface as
  * {@link dev.idempo.store.LockingStoreException}.
  * <p>
  * Lock sessions must be database sessions of their own: closing one must end it, which is
