@@ -12,9 +12,8 @@ import org.jspecify.annotations.Nullable;
 
 import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempo.store.LockingStore;
+import dev.idempo.store.jdbc.JdbcLockingStore;
 import dev.idempo.store.jdbc.JdbcStoreSettings;
-import dev.idempo.store.jdbc.MySqlLockingStore;
-import dev.idempo.store.jdbc.PostgresLockingStore;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -243,12 +242,13 @@ class JdbcStoreConfiguration {
 		@Bean
 		@ConditionalOnMissingBean(LockingStore.class)
 		@DependsOnDatabaseInitialization
-		PostgresLockingStore idempotencyLockingStore(IdempotencyProperties properties,
+		JdbcLockingStore idempotencyLockingStore(IdempotencyProperties properties,
 				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
 				ObjectProvider<DataSource> application) {
 			JdbcStoreSettings settings = settings(properties);
-			return new PostgresLockingStore(lockSessionDataSource(StoreType.POSTGRES, settings, dedicated, application),
-					settings, properties.getStore().getJdbc().getPostgres().getLockNamespace());
+			return JdbcLockingStore.postgres(
+					lockSessionDataSource(StoreType.POSTGRES, settings, dedicated, application), settings,
+					properties.getStore().getJdbc().getPostgres().getLockNamespace());
 		}
 
 	}
@@ -269,11 +269,11 @@ class JdbcStoreConfiguration {
 		@Bean
 		@ConditionalOnMissingBean(LockingStore.class)
 		@DependsOnDatabaseInitialization
-		MySqlLockingStore idempotencyLockingStore(IdempotencyProperties properties,
+		JdbcLockingStore idempotencyLockingStore(IdempotencyProperties properties,
 				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
 				ObjectProvider<DataSource> application) {
 			JdbcStoreSettings settings = settings(properties);
-			return new MySqlLockingStore(lockSessionDataSource(StoreType.MYSQL, settings, dedicated, application),
+			return JdbcLockingStore.mysql(lockSessionDataSource(StoreType.MYSQL, settings, dedicated, application),
 					settings, properties.getStore().getJdbc().getMysql().getLockPrefix());
 		}
 

@@ -21,9 +21,8 @@ import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.LockingStoreException;
+import dev.idempo.store.jdbc.JdbcLockingStore;
 import dev.idempo.store.jdbc.JdbcStoreSettings;
-import dev.idempo.store.jdbc.MySqlLockingStore;
-import dev.idempo.store.jdbc.PostgresLockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;
 import dev.idempo.testsupport.TestDatabases;
 import dev.idempo.testsupport.TestDatabases.TestDatabase;
@@ -75,10 +74,10 @@ class JdbcStoreConfigurationTests {
 		AtomicReference<LockingStore> store = new AtomicReference<>();
 		on(TestDatabases.postgres(), "postgres").run((context) -> {
 			assertThat(context).hasSingleBean(LockingStore.class);
-			assertThat(context.getBean("idempotencyLockingStore")).isInstanceOf(PostgresLockingStore.class);
+			assertThat(context.getBean("idempotencyLockingStore")).isInstanceOf(JdbcLockingStore.class);
+			assertThat(context.getBean(LockingStore.class).name()).isEqualTo("postgres");
 			assertThat(context).hasSingleBean(IdempotencyJdbcSchemaInitializer.class);
 			assertThat(context).doesNotHaveBean(InMemoryLockingStore.class);
-			assertThat(context).doesNotHaveBean(MySqlLockingStore.class);
 			store.set(context.getBean(LockingStore.class));
 		});
 		// closed with the context, which frees its lock sessions
@@ -91,8 +90,8 @@ class JdbcStoreConfigurationTests {
 	void typeMysqlPicksTheMySqlStore() {
 		on(TestDatabases.mysql(), "mysql").run((context) -> {
 			assertThat(context).hasSingleBean(LockingStore.class);
-			assertThat(context.getBean("idempotencyLockingStore")).isInstanceOf(MySqlLockingStore.class);
-			assertThat(context).doesNotHaveBean(PostgresLockingStore.class);
+			assertThat(context.getBean("idempotencyLockingStore")).isInstanceOf(JdbcLockingStore.class);
+			assertThat(context.getBean(LockingStore.class).name()).isEqualTo("mysql");
 		});
 	}
 
@@ -103,7 +102,7 @@ class JdbcStoreConfigurationTests {
 			.run((context) -> {
 				assertThat(context).hasSingleBean(LockingStore.class);
 				assertThat(context).hasBean("myStore");
-				assertThat(context).doesNotHaveBean(PostgresLockingStore.class);
+				assertThat(context).doesNotHaveBean(JdbcLockingStore.class);
 			});
 	}
 
@@ -133,9 +132,9 @@ class JdbcStoreConfigurationTests {
 		JdbcStoreSettings settings = JdbcStoreConfiguration.settings(new IdempotencyProperties());
 		assertThat(settings).isEqualTo(JdbcStoreSettings.defaults());
 		assertThat(new IdempotencyProperties().getStore().getJdbc().getPostgres().getLockNamespace())
-			.isEqualTo(PostgresLockingStore.DEFAULT_LOCK_NAMESPACE);
+			.isEqualTo(JdbcLockingStore.DEFAULT_LOCK_NAMESPACE);
 		assertThat(new IdempotencyProperties().getStore().getJdbc().getMysql().getLockPrefix())
-			.isEqualTo(MySqlLockingStore.DEFAULT_LOCK_PREFIX);
+			.isEqualTo(JdbcLockingStore.DEFAULT_LOCK_PREFIX);
 		assertThat(new IdempotencyJdbcSchemaProperties().getInitializeSchema())
 			.isEqualTo(DatabaseInitializationMode.EMBEDDED);
 	}
@@ -251,8 +250,8 @@ class JdbcStoreConfigurationTests {
 				DataSource derived = JdbcStoreConfiguration.lockSessionDataSource(type, settings, provider(null),
 						provider(application));
 				AutoCloseable store = (type == StoreType.POSTGRES)
-						? new PostgresLockingStore(derived, settings, PostgresLockingStore.DEFAULT_LOCK_NAMESPACE)
-						: new MySqlLockingStore(derived, settings, MySqlLockingStore.DEFAULT_LOCK_PREFIX);
+						? JdbcLockingStore.postgres(derived, settings, JdbcLockingStore.DEFAULT_LOCK_NAMESPACE)
+						: JdbcLockingStore.mysql(derived, settings, JdbcLockingStore.DEFAULT_LOCK_PREFIX);
 				try {
 					assertTimeoutPreemptively(Duration.ofSeconds(8),
 							() -> assertThatExceptionOfType(LockingStoreException.class)

@@ -11,9 +11,10 @@ import org.springframework.util.Assert;
  * schema ({@code schema.table}); letters, digits and underscores only
  * @param lockSessions how many dedicated database sessions hold the locks of in-flight
  * requests; every request's lock lives on one of them
- * @param timeout the longest a store operation waits for a lock session plus the
- * statement timeout of its SQL; beyond it the operation fails with a
- * {@link dev.idempo.store.LockingStoreException}
+ * @param timeout the longest a claim waits for a lock session (a complete or release,
+ * which can only run on its claim's session, waits twice as long, so as to outlast one
+ * batch ahead of it), and the statement timeout of its SQL; beyond it the operation fails
+ * with a {@link dev.idempo.store.LockingStoreException}
  * @param sessionCheckInterval how often idle lock sessions are checked, so that claims on
  * a session that died are given up within about this long
  * @param cleanupInterval how often expired rows are deleted

@@ -2,60 +2,51 @@ package dev.idempo.store.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLNonTransientConnectionException;
-import java.sql.SQLRecoverableException;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
 import org.jspecify.annotations.Nullable;
+
+import dev.idempo.store.jdbc.JdbcDialect.SessionInfo;
 
 import org.springframework.util.Assert;
 
 /**
  * One dedicated database session that holds the locks of in-flight requests, shared by
- * many requests. Its statements are serialised by an in-JVM lock: a JDBC connection runs
- * one statement at a time. Every connection it opens gets a new generation number, so a
- * claim made on a connection that has since died or been replaced is recognisably lost.
- * <p>
- * Unlocks that could not run when they were asked for (the session was busy, or the
- * statement failed on a live connection) wait in the session's queue of pending unlocks;
- * whoever takes the session next runs them before anything else.
+ * many requests. Whoever holds its run lock owns the connection (a JDBC connection runs
+ * one statement at a time) and runs, in one round trip, the completes and releases queued
+ * here together with claims from the pool's shared queue. Every connection it opens gets
+ * a new generation number, so a claim made on a connection that has since died or been
+ * replaced is recognisably lost.
  *
- * @param <S> what the store keeps about each connection
- * @param <P> what a pending unlock is
  * @author idempo
  */
-final class LockSession<S, P> {
+final class LockSession {
 
 	private final int index;
 
-	private final ReentrantLock lock = new ReentrantLock();
+	private final ReentrantLock runLock = new ReentrantLock();
 
-	private final Runnable afterUnlock;
+	private final Queue<Operation> completes = new ConcurrentLinkedQueue<>();
 
-	private final Queue<P> pendingUnlocks = new ConcurrentLinkedQueue<>();
+	private final Queue<Operation> releases = new ConcurrentLinkedQueue<>();
 
-	private final AtomicBoolean drainScheduled = new AtomicBoolean();
+	private final UnlockQueue unlocks = new UnlockQueue();
 
 	/** Consecutive failed pings of the open connection. */
 	private int failedPings;
 
-	// guarded by lock
-	private int failedUnlocks;
-
 	private @Nullable Connection connection;
 
-	private @Nullable S state;
+	private @Nullable SessionInfo info;
 
 	/** The generation of the open connection; 0 while there is none. */
 	private volatile long generation;
 
-	LockSession(int index, Runnable afterUnlock) {
+	LockSession(int index) {
 		this.index = index;
-		this.afterUnlock = afterUnlock;
 	}
 
 	int index() {
@@ -63,78 +54,101 @@ final class LockSession<S, P> {
 	}
 
 	/**
-	 * Whether a complete or release is waiting for this session: claims, which may use
-	 * any session, leave it to them.
-	 */
-	boolean hasWaiters() {
-		return this.lock.hasQueuedThreads();
-	}
-
-	/**
-	 * Counts a queued unlock that failed on this live session.
-	 * @return how many failed in a row
-	 */
-	int unlockFailed() {
-		return ++this.failedUnlocks;
-	}
-
-	void unlockSucceeded() {
-		this.failedUnlocks = 0;
-	}
-
-	boolean tryLock() {
-		return this.lock.tryLock();
-	}
-
-	boolean tryLock(long timeoutNanos) throws InterruptedException {
-		return this.lock.tryLock(timeoutNanos, TimeUnit.NANOSECONDS);
-	}
-
-	/**
-	 * Lets go of the session and tells whoever waits for any free session.
-	 */
-	void unlock() {
-		this.lock.unlock();
-		this.afterUnlock.run();
-	}
-
-	/**
-	 * The unlocks that wait for this session, oldest first; added to without the lock,
-	 * run and removed only with it.
+	 * The completes waiting for this session, oldest first.
 	 * @return the queue
 	 */
-	Queue<P> pendingUnlocks() {
-		return this.pendingUnlocks;
+	Queue<Operation> completes() {
+		return this.completes;
 	}
 
 	/**
-	 * The flag that keeps at most one maintenance task waiting to run this session's
-	 * pending unlocks.
-	 * @return the flag
+	 * The releases waiting for this session, oldest first.
+	 * @return the queue
 	 */
-	AtomicBoolean drainScheduled() {
-		return this.drainScheduled;
+	Queue<Operation> releases() {
+		return this.releases;
 	}
 
 	/**
-	 * Counts a failed ping of the open connection. Requires the lock.
+	 * The unlocks waiting for this session (no request waits for them).
+	 * @return the queue
+	 */
+	UnlockQueue unlocks() {
+		return this.unlocks;
+	}
+
+	/**
+	 * Whether completes, releases or unlocks wait for this session.
+	 * @return whether it has work of its own
+	 */
+	boolean hasWork() {
+		return !this.completes.isEmpty() || !this.releases.isEmpty() || !this.unlocks.isEmpty();
+	}
+
+	/**
+	 * The oldest complete or release still queued, whose waiter is woken to run the
+	 * session's next batch; cancelled ones are dropped on the way.
+	 * @return the operation, if any
+	 */
+	@Nullable Operation nextWaiting() {
+		Operation complete = firstQueued(this.completes);
+		return (complete != null) ? complete : firstQueued(this.releases);
+	}
+
+	private static @Nullable Operation firstQueued(Queue<Operation> queue) {
+		Operation operation;
+		while ((operation = queue.peek()) != null) {
+			if (operation.isQueued()) {
+				return operation;
+			}
+			queue.remove(operation);
+		}
+		return null;
+	}
+
+	/**
+	 * Whether some thread runs this session now.
+	 * @return whether its run lock is held
+	 */
+	boolean isRunning() {
+		return this.runLock.isLocked();
+	}
+
+	boolean tryRun() {
+		return this.runLock.tryLock();
+	}
+
+	boolean tryRun(long timeoutNanos) throws InterruptedException {
+		return this.runLock.tryLock(timeoutNanos, TimeUnit.NANOSECONDS);
+	}
+
+	/**
+	 * Lets go of the session. The caller then hands it on
+	 * ({@link LockSessionPool#handOff}).
+	 */
+	void endRun() {
+		this.runLock.unlock();
+	}
+
+	/**
+	 * Counts a failed ping of the open connection. Requires the run lock.
 	 * @return how many pings in a row have failed
 	 */
 	int pingFailed() {
-		checkLocked();
+		checkRunning();
 		return ++this.failedPings;
 	}
 
 	/**
-	 * Records a successful ping. Requires the lock.
+	 * Records a successful ping. Requires the run lock.
 	 */
 	void pingSucceeded() {
-		checkLocked();
+		checkRunning();
 		this.failedPings = 0;
 	}
 
 	/**
-	 * The generation of the open connection, readable without the lock.
+	 * The generation of the open connection, readable without the run lock.
 	 * @return the generation, 0 if no connection is open
 	 */
 	long generation() {
@@ -146,36 +160,36 @@ final class LockSession<S, P> {
 	}
 
 	/**
-	 * Adopts a freshly opened connection. Requires the lock and no open connection.
+	 * Adopts a freshly opened connection. Requires the run lock and no open connection.
 	 */
-	void open(Connection connection, S state, long generation) {
-		checkLocked();
+	void open(Connection connection, SessionInfo info, long generation) {
+		checkRunning();
 		Assert.state(this.connection == null, "Lock session already open");
 		this.connection = connection;
-		this.state = state;
+		this.info = info;
 		this.generation = generation;
 	}
 
 	Connection connection() {
-		checkLocked();
+		checkRunning();
 		Assert.state(this.connection != null, "Lock session not open");
 		return this.connection;
 	}
 
-	S state() {
-		checkLocked();
-		Assert.state(this.state != null, "Lock session not open");
-		return this.state;
+	SessionInfo info() {
+		checkRunning();
+		Assert.state(this.info != null, "Lock session not open");
+		return this.info;
 	}
 
 	/**
 	 * Whether the open connection is dead, as opposed to merely slow: the driver closed
 	 * it, or {@code failure} (if any) is a connection failure. A statement that timed out
-	 * or failed on a live connection does not make it dead. Requires the lock.
+	 * or failed on a live connection does not make it dead. Requires the run lock.
 	 * @param failure what the last statement threw, if anything
 	 * @return whether the connection is dead
 	 */
-	boolean isDead(@Nullable SQLException failure) {
+	boolean isDead(@Nullable Throwable failure) {
 		Connection connection = connection();
 		try {
 			if (connection.isClosed()) {
@@ -185,38 +199,23 @@ final class LockSession<S, P> {
 		catch (SQLException ex) {
 			return true;
 		}
-		return isConnectionFailure(failure);
-	}
-
-	static boolean isConnectionFailure(@Nullable Throwable failure) {
-		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-			if (cause instanceof SQLNonTransientConnectionException || cause instanceof SQLRecoverableException) {
-				return true;
-			}
-			if (cause instanceof SQLException sql && sql.getSQLState() != null && sql.getSQLState().startsWith("08")) {
-				return true;
-			}
-			if (cause.getCause() == cause) {
-				break;
-			}
-		}
-		return false;
+		return JdbcDialect.isConnectionFailure(failure);
 	}
 
 	/**
 	 * Closes the connection, which ends the database session and so frees every lock it
-	 * held; every claim made on it is lost. Requires the lock. The caller frees the locks
-	 * by statement first, in case the connection is not a session of its own (a pooled
-	 * connection outlives {@code close()}).
+	 * held; every claim made on it is lost. Requires the run lock. The caller frees the
+	 * locks by statement first, in case the connection is not a session of its own (a
+	 * pooled connection outlives {@code close()}).
 	 * @return the generation that was discarded, 0 if none was open
 	 */
 	long discard() {
-		checkLocked();
+		checkRunning();
 		long discarded = this.generation;
 		Connection connection = this.connection;
 		this.generation = 0;
 		this.connection = null;
-		this.state = null;
+		this.info = null;
 		this.failedPings = 0;
 		if (connection != null) {
 			try {
@@ -230,8 +229,8 @@ final class LockSession<S, P> {
 		return discarded;
 	}
 
-	private void checkLocked() {
-		Assert.state(this.lock.isHeldByCurrentThread(), "Lock session used without its lock");
+	private void checkRunning() {
+		Assert.state(this.runLock.isHeldByCurrentThread(), "Lock session used without its run lock");
 	}
 
 	@Override

@@ -7,18 +7,17 @@ import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
 
 /**
  * Runs a few SQL statements in one round trip: sent together as one multi-statement
- * prepared statement where the driver allows it (always with PostgreSQL's driver; with
- * MySQL's and MariaDB's when the connection allows multi-queries), else one after the
- * other. Either way each statement sees what the ones before it did, and the first one
- * that fails ends the run. Values are always bound, never written into SQL text.
+ * prepared statement where the driver allows it (always with PostgreSQL's driver, which
+ * pipelines them; with MySQL's and MariaDB's when the connection allows multi-queries),
+ * else one after the other. Either way each statement sees what the ones before it did,
+ * and the first one that fails ends the run: the ones before it have run, none after it.
+ * Values are always bound, never written into SQL text.
  *
  * @author idempo
  */
@@ -31,21 +30,40 @@ final class SqlPipeline {
 	 * Runs the statements.
 	 * @param connection the connection
 	 * @param together whether to send all statements in one round trip
-	 * @param timeoutSeconds the statement timeout
+	 * @param timeoutSeconds the client-side statement timeout, 0 for none (lock sessions
+	 * set theirs on the server once, which saves a timer task per statement)
 	 * @param statements the statements
 	 * @return one result per statement
 	 * @throws SQLException if a statement fails
 	 */
-	static List<Result> run(Connection connection, boolean together, int timeoutSeconds, Sql... statements)
+	static List<Result> run(Connection connection, boolean together, int timeoutSeconds, List<Sql> statements)
 			throws SQLException {
-		if (together || statements.length == 1) {
-			String sql = Arrays.stream(statements).map(Sql::text).collect(Collectors.joining(";\n"));
-			Object[] parameters = Arrays.stream(statements)
-				.flatMap((statement) -> Arrays.stream(statement.parameters()))
-				.toArray();
-			return execute(connection, timeoutSeconds, sql, parameters, statements.length);
+		int count = statements.size();
+		if (count == 1) {
+			Sql statement = statements.get(0);
+			return execute(connection, timeoutSeconds, statement.text(), statement.parameters(), 1);
 		}
-		List<Result> results = new ArrayList<>(statements.length);
+		if (together) {
+			int length = 0;
+			int parameters = 0;
+			for (Sql statement : statements) {
+				length += statement.text().length() + 2;
+				parameters += statement.parameters().length;
+			}
+			StringBuilder sql = new StringBuilder(length);
+			Object[] values = new Object[parameters];
+			int next = 0;
+			for (Sql statement : statements) {
+				if (sql.length() > 0) {
+					sql.append(";\n");
+				}
+				sql.append(statement.text());
+				System.arraycopy(statement.parameters(), 0, values, next, statement.parameters().length);
+				next += statement.parameters().length;
+			}
+			return execute(connection, timeoutSeconds, sql.toString(), values, count);
+		}
+		List<Result> results = new ArrayList<>(count);
 		for (Sql statement : statements) {
 			results.addAll(execute(connection, timeoutSeconds, statement.text(), statement.parameters(), 1));
 		}
@@ -55,7 +73,9 @@ final class SqlPipeline {
 	private static List<Result> execute(Connection connection, int timeoutSeconds, String sql, Object[] parameters,
 			int expected) throws SQLException {
 		try (PreparedStatement statement = connection.prepareStatement(sql)) {
-			statement.setQueryTimeout(timeoutSeconds);
+			if (timeoutSeconds > 0) {
+				statement.setQueryTimeout(timeoutSeconds);
+			}
 			for (int i = 0; i < parameters.length; i++) {
 				statement.setObject(i + 1, parameters[i]);
 			}
@@ -86,15 +106,19 @@ final class SqlPipeline {
 	private static List<@Nullable Object[]> rows(ResultSet resultSet) throws SQLException {
 		ResultSetMetaData metaData = resultSet.getMetaData();
 		int columns = metaData.getColumnCount();
+		boolean[] binary = new boolean[columns];
+		for (int column = 1; column <= columns; column++) {
+			// some drivers answer getObject with a Blob for these
+			binary[column - 1] = switch (metaData.getColumnType(column)) {
+				case Types.BINARY, Types.VARBINARY, Types.LONGVARBINARY, Types.BLOB -> true;
+				default -> false;
+			};
+		}
 		List<@Nullable Object[]> rows = new ArrayList<>(1);
 		while (resultSet.next()) {
 			@Nullable Object[] row = new Object[columns];
 			for (int column = 1; column <= columns; column++) {
-				row[column - 1] = switch (metaData.getColumnType(column)) {
-					// some drivers answer getObject with a Blob for these
-					case Types.BINARY, Types.VARBINARY, Types.LONGVARBINARY, Types.BLOB -> resultSet.getBytes(column);
-					default -> resultSet.getObject(column);
-				};
+				row[column - 1] = binary[column - 1] ? resultSet.getBytes(column) : resultSet.getObject(column);
 			}
 			rows.add(row);
 		}

@@ -1,6 +1,25 @@
 /**
- * {@link dev.idempo.store.LockingStore}s on PostgreSQL (advisory locks) and MySQL or
- * MariaDB ({@code GET_LOCK}), with completed responses kept in a table.
+ * {@link dev.idempo.store.jdbc.JdbcLockingStore}, a {@link dev.idempo.store.LockingStore}
+ * on PostgreSQL (advisory locks) or MySQL/MariaDB ({@code GET_LOCK}), with completed
+ * responses kept in a table.
+ * <h2>The classes, one job each</h2>
+ * <ul>
+ * <li>{@code JdbcLockingStore}: the store; claim, complete, release, renew and close,
+ * composed of the classes below;</li>
+ * <li>{@code LockSessionPool} and {@code LockSession}: the dedicated lock sessions,
+ * opened on demand, with a generation number per connection; choosing a free session,
+ * waking whoever waits for one, discarding a dead one;</li>
+ * <li>{@code KeyGuard}: the in-JVM map of storage key to the claim of this JVM that owns
+ * it, with that claim's state machine;</li>
+ * <li>{@code UnlockQueue}: the unlocks that wait for one lock session, and their
+ * draining;</li>
+ * <li>{@code ExpiredRecordCleanup}: deletion of expired rows in bounded batches, on a
+ * connection of its own;</li>
+ * <li>{@code JdbcDialect} ({@code PostgresDialect}, {@code MySqlDialect}): SQL text,
+ * statement building, session settings, lock name or id derivation and error
+ * classification, no control flow; {@code SqlPipeline} sends a few statements in one
+ * round trip.</li>
+ * </ul>
  * <h2>Connection discipline</h2> A session-level lock lives as long as the database
  * session that took it, so a request's lock cannot live on a connection borrowed from the
  * application's pool for the length of the request: with as many in-flight requests as
@@ -35,7 +54,13 @@
  * taken, and the session with its other claims is kept. A session is closed only when it
  * is dead (closed by its driver, a connection error, several failed pings), never because
  * a statement was slow; its locks are freed by statement before it is closed, in case its
- * connection outlives {@code close()}. Infrastructure failures surface as
+ * connection outlives {@code close()}. A queued unlock whose lock another claim of this
+ * JVM shares on the session (colliding PostgreSQL lock ids) ends the session instead of
+ * running. A claim, complete or release whose session dies while it is settled leaves the
+ * in-JVM guard with its lock. An unexpected failure of a batch (a bug, an {@link Error})
+ * settles every operation of it first: one that may hold its lock keeps its key taken
+ * until its queued unlock has run, and a claim whose caller gets the failure after its
+ * lock was taken gives it back the same way. Infrastructure failures surface as
  * {@link dev.idempo.store.LockingStoreException}.
  * <p>
  * Lock sessions must be database sessions of their own: closing one must end it, which is

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Tests for {@link JdbcStoreSchema}. The scripts themselves run on the real servers in
- * {@code AbstractJdbcLockingStoreTests}.
+ * {@code JdbcLockingStoreTests}.
  *
  * @author idempo
  */

@@ -1,10 +1,29 @@
 package dev.idempo.store.jdbc;
 
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
 import javax.sql.DataSource;
+
+import org.junit.jupiter.api.Test;
+
+import dev.idempo.store.ClaimResult;
+import dev.idempo.store.Lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The contract on MySQL or MariaDB through connections that refuse multi-statements, as a
- * user-supplied data source may: every statement is its own round trip.
+ * user-supplied data source may: every statement is its own round trip. So a fault can
+ * hit one statement of a batch, which the fault tests below rely on.
  *
  * @author idempo
  */
@@ -13,6 +32,113 @@ class MySqlLockingStoreStatementAtATimeTest extends MySqlLockingStoreTest {
 	@Override
 	DataSource dataSource() {
 		return database().dataSource();
+	}
+
+	/**
+	 * A complete whose batch failed after COMMIT is settled "stored" from the facts; if
+	 * the session then dies while its lock is being freed (settleLocks), the holder must
+	 * still leave the KeyGuard: a later claim of the key in this JVM replays the stored
+	 * record instead of waiting the timeout and answering InProgress.
+	 */
+	@Test
+	void storedCompleteIsForgottenWhenSessionDiesWhileFreeingItsLock() {
+		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
+		JdbcLockingStore store = extraStore(faulty,
+				settings().withLockSessions(1)
+					.withTimeout(Duration.ofSeconds(1))
+					.withSessionCheckInterval(Duration.ofSeconds(30)));
+		JdbcLockingStore other = extraStore(settings());
+		String key = newKey();
+		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+		AtomicInteger unlocks = new AtomicInteger();
+		// 1st unlock (after COMMIT in the batch): a statement failure on a live session;
+		// 2nd unlock (settleLocks): the connection fails
+		faulty.fail((sql) -> FaultInjectingDataSource.isUnlock(sql) && unlocks.incrementAndGet() <= 2,
+				() -> (unlocks.get() == 1) ? new SQLException("injected statement failure")
+						: new SQLNonTransientConnectionException("injected connection failure", "08006"));
+		assertThat(store.complete(lease, record("stored"), TTL)).isTrue();
+		faulty.heal();
+		assertThat(unlocks).hasValue(2);
+		// committed, and the lock died with the session: another instance replays it
+		assertThat(((ClaimResult.Completed) other.claim(key, LOCK_TTL)).record()).isEqualTo(record("stored"));
+		// this instance too, without waiting for the timeout
+		long start = System.nanoTime();
+		ClaimResult again = store.claim(key, LOCK_TTL);
+		Duration took = Duration.ofNanos(System.nanoTime() - start);
+		assertThat(again).as("claim in this JVM after %s", took).isInstanceOf(ClaimResult.Completed.class);
+	}
+
+	/**
+	 * An Error (or any bug exception) thrown by runBatch after the runner's own claim was
+	 * settled Acquired propagates to the runner's claim(), whose finally must not forget
+	 * the HELD holder: its lock is queued for unlock, so the key becomes free although
+	 * the session stays alive.
+	 */
+	@Test
+	void errorAfterOwnClaimSettledStillFreesItsLock() throws Exception {
+		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
+		JdbcLockingStore store = extraStore(faulty,
+				settings().withLockSessions(1)
+					.withTimeout(Duration.ofSeconds(3))
+					.withSessionCheckInterval(Duration.ofSeconds(30)));
+		JdbcLockingStore other = extraStore(settings());
+		// open the session
+		Lease warm = ((ClaimResult.Acquired) store.claim(newKey(), LOCK_TTL)).lease();
+		assertThat(store.release(warm)).isTrue();
+		String first = newKey();
+		String second = newKey();
+		Map<String, String> otherKeyOf = new ConcurrentHashMap<>(Map.of("claim-first", second, "claim-second", first));
+		AtomicBoolean recordArmed = new AtomicBoolean(true);
+		AtomicBoolean errorArmed = new AtomicBoolean(true);
+		// between the lock statement and the read, the other claim's key gets a record
+		// (an owner elsewhere committed just then): that claim gives its lock back
+		faulty.onPrepare((connection, sql) -> {
+			String otherKey = otherKeyOf.get(Thread.currentThread().getName());
+			if (otherKey != null && sql.startsWith("SELECT fingerprint, response, storage_key")
+					&& recordArmed.compareAndSet(true, false)) {
+				database().jdbc()
+					.update("INSERT INTO " + table() + " (storage_key, fingerprint, response, created_at, expires_at)"
+							+ " VALUES (?, 'fp', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)", otherKey,
+							new byte[] { 1 });
+			}
+		});
+		// the give-back unlock throws an Error (an OOM, a driver assertion)
+		faulty.fail((sql) -> FaultInjectingDataSource.isUnlock(sql) && !recordArmed.get()
+				&& errorArmed.compareAndSet(true, false), () -> new AssertionError("injected error"));
+		Occupier occupier = new Occupier(store, 0);
+		FutureTask<ClaimResult> firstClaim = new FutureTask<>(() -> store.claim(first, LOCK_TTL));
+		FutureTask<ClaimResult> secondClaim = new FutureTask<>(() -> store.claim(second, LOCK_TTL));
+		new Thread(firstClaim, "claim-first").start();
+		Thread.sleep(100);
+		new Thread(secondClaim, "claim-second").start();
+		Thread.sleep(100);
+		occupier.free();
+		Object firstOutcome = outcome(firstClaim);
+		Object secondOutcome = outcome(secondClaim);
+		faulty.heal();
+		assertThat(recordArmed).isFalse();
+		assertThat(errorArmed).isFalse();
+		// the runner got the Error although its own claim had been Acquired
+		String runnerKey = (firstOutcome instanceof AssertionError) ? first : second;
+		Object giver = (runnerKey == first) ? secondOutcome : firstOutcome;
+		assertThat(giver).isInstanceOf(ClaimResult.Completed.class);
+		// the runner's caller was told the claim failed, so its key must become free
+		Thread.sleep(1000);
+		ClaimResult elsewhere = other.claim(runnerKey, LOCK_TTL);
+		assertThat(elsewhere).as("claim of the failed claim's key from another instance")
+			.isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	private static Object outcome(FutureTask<ClaimResult> task) throws InterruptedException {
+		try {
+			return task.get(10, TimeUnit.SECONDS);
+		}
+		catch (ExecutionException ex) {
+			return ex.getCause();
+		}
+		catch (java.util.concurrent.TimeoutException ex) {
+			throw new IllegalStateException(ex);
+		}
 	}
 
 }

@@ -26,7 +26,7 @@ import static org.awaitility.Awaitility.await;
  *
  * @author idempo
  */
-class MySqlLockingStoreTest extends AbstractJdbcLockingStoreTests {
+class MySqlLockingStoreTest extends JdbcLockingStoreTests {
 
 	@Override
 	TestDatabase database() {
@@ -46,13 +46,13 @@ class MySqlLockingStoreTest extends AbstractJdbcLockingStoreTests {
 	}
 
 	@Override
-	AbstractJdbcLockingStore<?> newStore(DataSource dataSource, JdbcStoreSettings settings) {
-		return new MySqlLockingStore(dataSource, settings, MySqlLockingStore.DEFAULT_LOCK_PREFIX);
+	JdbcLockingStore newStore(DataSource dataSource, JdbcStoreSettings settings) {
+		return JdbcLockingStore.mysql(dataSource, settings, JdbcLockingStore.DEFAULT_LOCK_PREFIX);
 	}
 
 	@Override
-	void killSessionHolding(AbstractJdbcLockingStore<?> store, Lease lease) {
-		String name = ((MySqlLockingStore) store).lockName(lease.key());
+	void killSessionHolding(JdbcLockingStore store, Lease lease) {
+		String name = lockName(store, lease.key());
 		JdbcTemplate jdbc = database().jdbc();
 		Long holder = jdbc.queryForObject("SELECT IS_USED_LOCK(?)", Long.class, name);
 		assertThat(holder).as("session holding %s", name).isNotNull();
@@ -72,11 +72,11 @@ class MySqlLockingStoreTest extends AbstractJdbcLockingStoreTests {
 
 	@Test
 	void lockNamesArePrefixedDigestsOfAtMost64Characters() throws Exception {
-		MySqlLockingStore store = (MySqlLockingStore) store();
+		JdbcLockingStore store = (JdbcLockingStore) store();
 		String key = newKey();
 		Lease lease = acquire(key);
-		String name = store.lockName(key);
-		assertThat(name).hasSize(64).startsWith(MySqlLockingStore.DEFAULT_LOCK_PREFIX).doesNotContain(key);
+		String name = lockName(store, key);
+		assertThat(name).hasSize(64).startsWith(JdbcLockingStore.DEFAULT_LOCK_PREFIX).doesNotContain(key);
 		assertThat(store.release(lease)).isTrue();
 		try (Connection application = database().connect();
 				PreparedStatement statement = application.prepareStatement("SELECT GET_LOCK(?, 0)")) {
@@ -91,10 +91,10 @@ class MySqlLockingStoreTest extends AbstractJdbcLockingStoreTests {
 	void anotherPrefixIsAnotherLock() {
 		String key = newKey();
 		acquire(key);
-		MySqlLockingStore other = new MySqlLockingStore(dataSource(), settings(), "other-app:");
+		JdbcLockingStore other = JdbcLockingStore.mysql(dataSource(), settings(), "other-app:");
 		try {
 			assertThat(other.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
-			assertThat(other.lockName(key)).hasSize(64).startsWith("other-app:");
+			assertThat(lockName(other, key)).hasSize(64).startsWith("other-app:");
 		}
 		finally {
 			other.close();
@@ -107,9 +107,17 @@ class MySqlLockingStoreTest extends AbstractJdbcLockingStoreTests {
 		properties.setProperty("allowMultiQueries", "true");
 		try (Connection multi = database().dataSource(properties).getConnection();
 				Connection single = database().connect()) {
-			assertThat(MySqlLockingStore.allowsMultiStatements(multi, 5)).isTrue();
-			assertThat(MySqlLockingStore.allowsMultiStatements(single, 5)).isFalse();
+			assertThat(MySqlDialect.allowsMultiStatements(multi, 5)).isTrue();
+			assertThat(MySqlDialect.allowsMultiStatements(single, 5)).isFalse();
 		}
+	}
+
+	/**
+	 * The lock name of {@code key} in the test database, as {@code store} derives it.
+	 */
+	private String lockName(JdbcLockingStore store, String key) {
+		String current = database().jdbc().queryForObject("SELECT DATABASE()", String.class);
+		return ((MySqlDialect) store.dialect()).lockName((current != null) ? current : "", key);
 	}
 
 }

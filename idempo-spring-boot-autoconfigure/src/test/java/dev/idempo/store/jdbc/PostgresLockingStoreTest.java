@@ -26,12 +26,12 @@ import static org.awaitility.Awaitility.await;
  *
  * @author idempo
  */
-class PostgresLockingStoreTest extends AbstractJdbcLockingStoreTests {
+class PostgresLockingStoreTest extends JdbcLockingStoreTests {
 
 	private static final String HOLDER_SQL = "SELECT pid FROM pg_locks WHERE locktype = 'advisory'"
 			+ " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
 			+ " AND classid = CAST(CAST(? AS integer) AS oid) AND objid = CAST(CAST(? AS integer) AS oid)"
-			+ " AND objsubid = 2 AND granted";
+			+ " AND objsubid = 2 AND mode = 'ExclusiveLock' AND granted";
 
 	@Override
 	TestDatabase database() {
@@ -44,13 +44,13 @@ class PostgresLockingStoreTest extends AbstractJdbcLockingStoreTests {
 	}
 
 	@Override
-	AbstractJdbcLockingStore<?> newStore(DataSource dataSource, JdbcStoreSettings settings) {
-		return new PostgresLockingStore(dataSource, settings, PostgresLockingStore.DEFAULT_LOCK_NAMESPACE);
+	JdbcLockingStore newStore(DataSource dataSource, JdbcStoreSettings settings) {
+		return JdbcLockingStore.postgres(dataSource, settings, JdbcLockingStore.DEFAULT_LOCK_NAMESPACE);
 	}
 
 	@Override
-	void killSessionHolding(AbstractJdbcLockingStore<?> holder, Lease lease) {
-		PostgresLockingStore store = (PostgresLockingStore) holder;
+	void killSessionHolding(JdbcLockingStore holder, Lease lease) {
+		PostgresDialect store = dialect(holder);
 		JdbcTemplate jdbc = database().jdbc();
 		Integer pid = jdbc.queryForObject(HOLDER_SQL, Integer.class, store.lockNamespace(), store.lockId(lease.key()));
 		assertThat(jdbc.queryForObject("SELECT pg_terminate_backend(?)", Boolean.class, pid)).isTrue();
@@ -71,10 +71,10 @@ class PostgresLockingStoreTest extends AbstractJdbcLockingStoreTests {
 
 	@Test
 	void locksAreTwoKeyAdvisoryLocksInTheStoresNamespace() throws Exception {
-		PostgresLockingStore store = (PostgresLockingStore) store();
+		JdbcLockingStore store = (JdbcLockingStore) store();
 		String key = newKey();
-		int namespace = store.lockNamespace();
-		int id = store.lockId(key);
+		int namespace = dialect(store).lockNamespace();
+		int id = dialect(store).lockId(key);
 		try (Connection application = database().connect()) {
 			// the application's own locks: a bigint lock with the same 64 bits, and a
 			// two-key lock in another namespace
@@ -95,7 +95,7 @@ class PostgresLockingStoreTest extends AbstractJdbcLockingStoreTests {
 	void anotherNamespaceIsAnotherLock() {
 		String key = newKey();
 		acquire(key);
-		PostgresLockingStore other = new PostgresLockingStore(dataSource(), settings(), 42);
+		JdbcLockingStore other = JdbcLockingStore.postgres(dataSource(), settings(), 42);
 		try {
 			assertThat(other.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
 		}
@@ -106,8 +106,8 @@ class PostgresLockingStoreTest extends AbstractJdbcLockingStoreTests {
 
 	@Test
 	void keysWhoseLockIdsCollideShareALockButNeverRunTwice() {
-		PostgresLockingStore store = (PostgresLockingStore) extraStore(settings().withLockSessions(1));
-		PostgresLockingStore elsewhere = (PostgresLockingStore) extraStore(settings());
+		JdbcLockingStore store = extraStore(settings().withLockSessions(1));
+		JdbcLockingStore elsewhere = extraStore(settings());
 		String[] keys = collidingKeys(store);
 		Lease first = ((ClaimResult.Acquired) store.claim(keys[0], LOCK_TTL)).lease();
 		// same session: the lock is re-entrant and the guard tells the keys apart
@@ -124,8 +124,8 @@ class PostgresLockingStoreTest extends AbstractJdbcLockingStoreTests {
 
 	@Test
 	void completeStoresNothingOnceItsSessionNoLongerHoldsTheLock() throws Exception {
-		PostgresLockingStore store = (PostgresLockingStore) extraStore(settings().withLockSessions(1));
-		PostgresLockingStore elsewhere = (PostgresLockingStore) extraStore(settings());
+		JdbcLockingStore store = extraStore(settings().withLockSessions(1));
+		JdbcLockingStore elsewhere = extraStore(settings());
 		String key = newKey();
 		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
 		// the lock is freed behind the store's back while the backend lives on
@@ -141,16 +141,20 @@ class PostgresLockingStoreTest extends AbstractJdbcLockingStoreTests {
 		assertThat(((ClaimResult.Completed) store.claim(key, LOCK_TTL)).record()).isEqualTo(record("theirs"));
 	}
 
-	private static String[] collidingKeys(PostgresLockingStore store) {
+	private static String[] collidingKeys(JdbcLockingStore store) {
 		Map<Integer, String> seen = new HashMap<>();
 		String prefix = newKey().substring(0, 16);
 		for (int i = 0;; i++) {
 			String key = prefix + Integer.toHexString(i);
-			String other = seen.putIfAbsent(store.lockId(key), key);
+			String other = seen.putIfAbsent(dialect(store).lockId(key), key);
 			if (other != null) {
 				return new String[] { other, key };
 			}
 		}
+	}
+
+	private static PostgresDialect dialect(JdbcLockingStore store) {
+		return (PostgresDialect) store.dialect();
 	}
 
 	private static void lock(Connection connection, String sql, Object... parameters) throws Exception {

@@ -8,10 +8,18 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
@@ -27,6 +35,7 @@ import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.LockingStoreContractTest;
 import dev.idempo.store.LockingStoreException;
+import dev.idempo.store.StoredRecord;
 import dev.idempo.testsupport.TestDatabases.TestDatabase;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -45,11 +54,11 @@ import static org.awaitility.Awaitility.await;
  * @author idempo
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
+abstract class JdbcLockingStoreTests extends LockingStoreContractTest {
 
 	private String table;
 
-	private final List<AbstractJdbcLockingStore<?>> extraStores = new ArrayList<>();
+	private final List<JdbcLockingStore> extraStores = new ArrayList<>();
 
 	/**
 	 * The server under test.
@@ -76,7 +85,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	 * @param settings the settings
 	 * @return the store
 	 */
-	abstract AbstractJdbcLockingStore<?> newStore(DataSource dataSource, JdbcStoreSettings settings);
+	abstract JdbcLockingStore newStore(DataSource dataSource, JdbcStoreSettings settings);
 
 	/**
 	 * Kills, from another session, the database session that holds the lock of
@@ -84,7 +93,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	 * @param store the store that granted the lease
 	 * @param lease the lease
 	 */
-	abstract void killSessionHolding(AbstractJdbcLockingStore<?> store, Lease lease);
+	abstract void killSessionHolding(JdbcLockingStore store, Lease lease);
 
 	/**
 	 * The idle timeout the server applies to {@code connection}'s session.
@@ -121,22 +130,22 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 
 	@Override
 	protected void destroyStore(LockingStore store) {
-		((AbstractJdbcLockingStore<?>) store).close();
-		this.extraStores.forEach(AbstractJdbcLockingStore::close);
+		((JdbcLockingStore) store).close();
+		this.extraStores.forEach(JdbcLockingStore::close);
 		this.extraStores.clear();
 	}
 
 	@Override
 	protected void breakLease(Lease lease) {
-		killSessionHolding((AbstractJdbcLockingStore<?>) store(), lease);
+		killSessionHolding((JdbcLockingStore) store(), lease);
 	}
 
-	AbstractJdbcLockingStore<?> extraStore(JdbcStoreSettings settings) {
+	JdbcLockingStore extraStore(JdbcStoreSettings settings) {
 		return extraStore(dataSource(), settings);
 	}
 
-	AbstractJdbcLockingStore<?> extraStore(DataSource dataSource, JdbcStoreSettings settings) {
-		AbstractJdbcLockingStore<?> store = newStore(dataSource, settings);
+	JdbcLockingStore extraStore(DataSource dataSource, JdbcStoreSettings settings) {
+		JdbcLockingStore store = newStore(dataSource, settings);
 		this.extraStores.add(store);
 		return store;
 	}
@@ -155,7 +164,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 
 	@Test
 	void lockSessionsAskTheServerToEndThemIfThisInstanceVanishes() throws Exception {
-		AbstractJdbcLockingStore<?> store = (AbstractJdbcLockingStore<?>) store();
+		JdbcLockingStore store = (JdbcLockingStore) store();
 		try (Connection connection = dataSource().getConnection()) {
 			long before = idleTimeoutSeconds(connection);
 			store.openSession(connection);
@@ -170,7 +179,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 
 	@Test
 	void aDeadLockSessionLosesEveryClaimOnIt() {
-		AbstractJdbcLockingStore<?> store = extraStore(settings().withLockSessions(1));
+		JdbcLockingStore store = extraStore(settings().withLockSessions(1));
 		String first = newKey();
 		String second = newKey();
 		Lease firstLease = ((ClaimResult.Acquired) store.claim(first, LOCK_TTL)).lease();
@@ -189,9 +198,9 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	void aSessionKilledWhileIdleIsNoticedAndItsKeysFreedInThisInstance() {
 		String key = newKey();
 		Lease lease = acquire(key);
-		killSessionHolding((AbstractJdbcLockingStore<?>) store(), lease);
+		killSessionHolding((JdbcLockingStore) store(), lease);
 		// another instance may claim at once; this one after its session check
-		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		JdbcLockingStore other = extraStore(settings());
 		Lease elsewhere = ((ClaimResult.Acquired) other.claim(key, LOCK_TTL)).lease();
 		assertThat(other.release(elsewhere)).isTrue();
 		await().atMost(Duration.ofSeconds(10)).until(() -> !store().renew(lease, LOCK_TTL));
@@ -202,7 +211,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 
 	@Test
 	void instancesExcludeEachOtherThroughTheDatabase() {
-		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		JdbcLockingStore other = extraStore(settings());
 		String key = newKey();
 		Lease lease = acquire(key);
 		assertThat(other.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
@@ -220,8 +229,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	void expiredRowsAreDeletedInBoundedBatches() throws Exception {
 		String table = database().createTable(platform());
 		try {
-			AbstractJdbcLockingStore<?> store = extraStore(
-					settings().withTableName(table).withCleanup(Duration.ofHours(1), 2));
+			JdbcLockingStore store = extraStore(settings().withTableName(table).withCleanup(Duration.ofHours(1), 2));
 			List<String> expiring = new ArrayList<>();
 			for (int i = 0; i < 5; i++) {
 				String key = newKey();
@@ -260,7 +268,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 					String.class);
 		String table = schema + "." + database().createTable(platform());
 		try {
-			AbstractJdbcLockingStore<?> store = extraStore(settings().withTableName(table));
+			JdbcLockingStore store = extraStore(settings().withTableName(table));
 			String key = newKey();
 			Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
 			assertThat(store.complete(lease, record("qualified"), TTL)).isTrue();
@@ -273,9 +281,8 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 
 	@Test
 	void aBusyLockSessionNeverLeavesItsKeyLocked() throws Exception {
-		AbstractJdbcLockingStore<?> store = extraStore(
-				settings().withLockSessions(1).withTimeout(Duration.ofSeconds(1)));
-		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		JdbcLockingStore store = extraStore(settings().withLockSessions(1).withTimeout(Duration.ofSeconds(1)));
+		JdbcLockingStore other = extraStore(settings());
 		String key = newKey();
 		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
 		// a slow statement (a locked table, a stall) holds the only session beyond the
@@ -310,8 +317,8 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	@Test
 	void anUnexpectedFailureWhileStoringKeepsTheKeyLockedUntilItIsUnlocked() {
 		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
-		AbstractJdbcLockingStore<?> store = extraStore(faulty, settings().withLockSessions(1));
-		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		JdbcLockingStore store = extraStore(faulty, settings().withLockSessions(1));
+		JdbcLockingStore other = extraStore(settings());
 		String key = newKey();
 		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
 		faulty.fail(FaultInjectingDataSource::isStore, () -> new IllegalStateException("driver bug"));
@@ -330,8 +337,8 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	@Test
 	void anUnexpectedFailureWhileClaimingNeverLeavesTheLockHeld() {
 		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
-		AbstractJdbcLockingStore<?> store = extraStore(faulty, settings().withLockSessions(1));
-		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		JdbcLockingStore store = extraStore(faulty, settings().withLockSessions(1));
+		JdbcLockingStore other = extraStore(settings());
 		String key = newKey();
 		// fails the read that follows the lock statement (a separate statement where the
 		// connection runs one at a time), as a driver bug would
@@ -350,8 +357,8 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 	@Test
 	void aFailedUnlockOnALiveSessionKeepsTheOtherClaimsOnIt() {
 		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
-		AbstractJdbcLockingStore<?> store = extraStore(faulty, settings().withLockSessions(1));
-		AbstractJdbcLockingStore<?> other = extraStore(settings());
+		JdbcLockingStore store = extraStore(faulty, settings().withLockSessions(1));
+		JdbcLockingStore other = extraStore(settings());
 		String released = newKey();
 		String kept = newKey();
 		Lease releasedLease = ((ClaimResult.Acquired) store.claim(released, LOCK_TTL)).lease();
@@ -375,8 +382,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 
 	@Test
 	void aClaimTakesWhicheverSessionIsFreeFirst() throws Exception {
-		AbstractJdbcLockingStore<?> store = extraStore(
-				settings().withLockSessions(2).withTimeout(Duration.ofSeconds(1)));
+		JdbcLockingStore store = extraStore(settings().withLockSessions(2).withTimeout(Duration.ofSeconds(1)));
 		// session 0, which the first claim tries first, is busy beyond the timeout;
 		// session 1 only briefly
 		Occupier slow = new Occupier(store, 0);
@@ -405,7 +411,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 			pool.setUsername(database().username());
 			pool.setPassword(database().password());
 			pool.setMaximumPoolSize(2);
-			AbstractJdbcLockingStore<?> store = newStore(pool, settings().withLockSessions(1));
+			JdbcLockingStore store = newStore(pool, settings().withLockSessions(1));
 			String key = newKey();
 			try {
 				assertThat(store.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
@@ -416,7 +422,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 			// the connection went back to the pool, but not its lock
 			assertThat(pool.getHikariPoolMXBean().getIdleConnections()).isPositive();
 			Lease lease = ((ClaimResult.Acquired) extraStore(settings()).claim(key, LOCK_TTL)).lease();
-			AbstractJdbcLockingStore<?> reopened = newStore(pool, settings().withLockSessions(1));
+			JdbcLockingStore reopened = newStore(pool, settings().withLockSessions(1));
 			try {
 				assertThat(reopened.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.InProgress.class);
 			}
@@ -445,7 +451,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 								+ " WHERE table_schema = ? AND table_name = ? AND index_name = ?",
 						Integer.class, schema, name, name + "_expires_at_idx");
 				assertThat(indexes).as("expiry index of %s", table).isOne();
-				AbstractJdbcLockingStore<?> store = extraStore(settings().withTableName(table));
+				JdbcLockingStore store = extraStore(settings().withTableName(table));
 				String key = newKey();
 				Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
 				assertThat(store.complete(lease, record("elsewhere"), TTL)).isTrue();
@@ -477,7 +483,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 				() -> new SQLTransactionRollbackException("injected deadlock", "40001", 1213));
 		String table = database().createTable(platform());
 		try {
-			AbstractJdbcLockingStore<?> store = extraStore(faulty, settings().withTableName(table));
+			JdbcLockingStore store = extraStore(faulty, settings().withTableName(table));
 			String key = newKey();
 			Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
 			assertThat(store.complete(lease, record("expiring"), Duration.ofMillis(1))).isTrue();
@@ -490,6 +496,212 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 		finally {
 			database().dropTable(table);
 		}
+	}
+
+	// ---- concurrency: real threads, several instances, batches
+
+	@Test
+	void duplicatesRacingAcrossInstancesRunExactlyOnce() throws Exception {
+		List<JdbcLockingStore> instances = List.of(extraStore(settings().withLockSessions(2)),
+				extraStore(settings().withLockSessions(2)), extraStore(settings().withLockSessions(1)));
+		int threads = 24;
+		ExecutorService executor = Executors.newFixedThreadPool(threads);
+		try {
+			for (int round = 0; round < 15; round++) {
+				String key = newKey();
+				StoredRecord winner = record("winner of round " + round);
+				AtomicInteger acquired = new AtomicInteger();
+				CountDownLatch start = new CountDownLatch(1);
+				List<Future<ClaimResult>> results = new ArrayList<>();
+				for (int t = 0; t < threads; t++) {
+					JdbcLockingStore instance = instances.get(t % instances.size());
+					results.add(executor.submit(() -> {
+						start.await();
+						ClaimResult claim = instance.claim(key, LOCK_TTL);
+						if (claim instanceof ClaimResult.Acquired won) {
+							acquired.incrementAndGet();
+							assertThat(instance.complete(won.lease(), winner, TTL)).isTrue();
+						}
+						return claim;
+					}));
+				}
+				start.countDown();
+				for (Future<ClaimResult> result : results) {
+					if (result.get(30, TimeUnit.SECONDS) instanceof ClaimResult.Completed completed) {
+						assertThat(completed.record()).isEqualTo(winner);
+					}
+				}
+				assertThat(acquired).as("claims acquired in round %d", round).hasValue(1);
+				for (JdbcLockingStore instance : instances) {
+					assertThat(((ClaimResult.Completed) instance.claim(key, LOCK_TTL)).record()).isEqualTo(winner);
+				}
+			}
+		}
+		finally {
+			executor.shutdownNow();
+		}
+	}
+
+	@Test
+	void underMixedLoadEveryCompletedKeyReplaysItsOwnRecord() throws Exception {
+		List<JdbcLockingStore> instances = List.of(extraStore(settings().withLockSessions(2)),
+				extraStore(settings().withLockSessions(1)));
+		int threads = 16;
+		int operations = 60;
+		Map<String, StoredRecord> completed = new ConcurrentHashMap<>();
+		List<String> released = new CopyOnWriteArrayList<>();
+		ExecutorService executor = Executors.newFixedThreadPool(threads);
+		try {
+			CountDownLatch start = new CountDownLatch(1);
+			List<Future<?>> futures = new ArrayList<>();
+			for (int t = 0; t < threads; t++) {
+				int seed = t;
+				futures.add(executor.submit(() -> {
+					Random random = new Random(seed);
+					start.await();
+					for (int i = 0; i < operations; i++) {
+						JdbcLockingStore instance = instances.get(random.nextInt(instances.size()));
+						String key = newKey();
+						Lease lease = ((ClaimResult.Acquired) instance.claim(key, LOCK_TTL)).lease();
+						if (random.nextInt(4) == 0) {
+							assertThat(instance.release(lease)).isTrue();
+							released.add(key);
+						}
+						else {
+							// records of different sizes, some large enough to split
+							// batches
+							byte[] body = new byte[(random.nextInt(20) == 0) ? 700_000 : random.nextInt(3000)];
+							random.nextBytes(body);
+							StoredRecord record = new StoredRecord("fp-" + key, body);
+							assertThat(instance.complete(lease, record, TTL)).isTrue();
+							completed.put(key, record);
+						}
+						// replays of earlier keys are batched with everything else
+						List<String> done = new ArrayList<>(completed.keySet());
+						if (!done.isEmpty()) {
+							String earlier = done.get(random.nextInt(done.size()));
+							ClaimResult replay = instance.claim(earlier, LOCK_TTL);
+							assertThat(((ClaimResult.Completed) replay).record()).isEqualTo(completed.get(earlier));
+						}
+					}
+					return null;
+				}));
+			}
+			start.countDown();
+			for (Future<?> future : futures) {
+				future.get(120, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			executor.shutdownNow();
+		}
+		assertThat(completed).hasSizeGreaterThan(threads * operations / 2);
+		for (Map.Entry<String, StoredRecord> entry : completed.entrySet()) {
+			ClaimResult claim = instances.get(0).claim(entry.getKey(), LOCK_TTL);
+			assertThat(((ClaimResult.Completed) claim).record()).isEqualTo(entry.getValue());
+		}
+		for (String key : released) {
+			assertThat(instances.get(1).claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+		}
+	}
+
+	@Test
+	void completesQueuedBehindABusySessionSucceedUnderClaimPressure() throws Exception {
+		JdbcLockingStore store = extraStore(settings().withLockSessions(1).withTimeout(Duration.ofSeconds(3)));
+		int completes = 40;
+		List<Lease> leases = new ArrayList<>();
+		for (int i = 0; i < completes; i++) {
+			leases.add(((ClaimResult.Acquired) store.claim(newKey(), LOCK_TTL)).lease());
+		}
+		ExecutorService executor = Executors.newFixedThreadPool(completes + 8);
+		AtomicBoolean pressure = new AtomicBoolean(true);
+		List<Throwable> claimFailures = new CopyOnWriteArrayList<>();
+		AtomicInteger pressingClaims = new AtomicInteger();
+		try {
+			// a slow statement holds the only session while everything queues behind it
+			Occupier occupier = new Occupier(store, 0);
+			List<Future<?>> pressing = new ArrayList<>();
+			for (int t = 0; t < 8; t++) {
+				pressing.add(executor.submit(() -> {
+					while (pressure.get()) {
+						try {
+							if (store.claim(newKey(), LOCK_TTL) instanceof ClaimResult.Acquired acquired) {
+								pressingClaims.incrementAndGet();
+								store.release(acquired.lease());
+							}
+						}
+						catch (LockingStoreException ex) {
+							claimFailures.add(ex);
+						}
+					}
+				}));
+			}
+			List<Future<Boolean>> results = new ArrayList<>();
+			for (Lease lease : leases) {
+				results.add(executor.submit(() -> store.complete(lease, record(lease.key()), TTL)));
+			}
+			sleep(500);
+			occupier.free();
+			for (Future<Boolean> result : results) {
+				assertThat(result.get(10, TimeUnit.SECONDS)).isTrue();
+			}
+			await().atMost(Duration.ofSeconds(10)).until(() -> pressingClaims.get() > 100);
+			pressure.set(false);
+			for (Future<?> future : pressing) {
+				future.get(10, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			pressure.set(false);
+			executor.shutdownNow();
+		}
+		assertThat(claimFailures).isEmpty();
+		for (Lease lease : leases) {
+			assertThat(((ClaimResult.Completed) store.claim(lease.key(), LOCK_TTL)).record())
+				.isEqualTo(record(lease.key()));
+		}
+	}
+
+	@Test
+	void aStoreThatFailsInABatchFailsAloneAndTheOthersAreStored() throws Exception {
+		JdbcLockingStore store = extraStore(settings().withLockSessions(1));
+		JdbcLockingStore other = extraStore(settings());
+		List<Lease> good = new ArrayList<>();
+		for (int i = 0; i < 5; i++) {
+			good.add(((ClaimResult.Acquired) store.claim(newKey(), LOCK_TTL)).lease());
+		}
+		Lease bad = ((ClaimResult.Acquired) store.claim(newKey(), LOCK_TTL)).lease();
+		// longer than the fingerprint column: the database refuses this row only
+		StoredRecord unstorable = new StoredRecord("f".repeat(300), new byte[10]);
+		ExecutorService executor = Executors.newFixedThreadPool(6);
+		try {
+			Occupier occupier = new Occupier(store, 0);
+			List<Future<Boolean>> stored = new ArrayList<>();
+			for (Lease lease : good) {
+				stored.add(executor.submit(() -> store.complete(lease, record(lease.key()), TTL)));
+			}
+			Future<Boolean> failed = executor.submit(() -> store.complete(bad, unstorable, TTL));
+			// all six queue behind the busy session and go in one batch
+			sleep(300);
+			occupier.free();
+			for (Future<Boolean> result : stored) {
+				assertThat(result.get(10, TimeUnit.SECONDS)).isTrue();
+			}
+			assertThatExceptionOfType(ExecutionException.class).isThrownBy(() -> failed.get(10, TimeUnit.SECONDS))
+				.withCauseInstanceOf(LockingStoreException.class);
+		}
+		finally {
+			executor.shutdownNow();
+		}
+		for (Lease lease : good) {
+			assertThat(((ClaimResult.Completed) other.claim(lease.key(), LOCK_TTL)).record())
+				.isEqualTo(record(lease.key()));
+		}
+		// the failed store was rolled back and its lock freed at once
+		assertThat(rows(this.table, bad.key())).isZero();
+		assertThat(other.claim(bad.key(), LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+		// and the session lives on
+		assertThat(store.claim(newKey(), LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
 	}
 
 	private static void sleep(long millis) {
@@ -510,7 +722,7 @@ abstract class AbstractJdbcLockingStoreTests extends LockingStoreContractTest {
 
 		private final Thread thread;
 
-		Occupier(AbstractJdbcLockingStore<?> store, int session) throws InterruptedException {
+		Occupier(JdbcLockingStore store, int session) throws InterruptedException {
 			CountDownLatch occupied = new CountDownLatch(1);
 			this.thread = new Thread(() -> {
 				Runnable free = store.occupySession(session);

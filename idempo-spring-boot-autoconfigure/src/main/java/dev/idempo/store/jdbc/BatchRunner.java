@@ -1,0 +1,795 @@
+package dev.idempo.store.jdbc;
+
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import dev.idempo.store.LockingStoreException;
+import dev.idempo.store.StoredRecord;
+import dev.idempo.store.jdbc.JdbcDialect.BatchAnswer;
+import dev.idempo.store.jdbc.JdbcDialect.BatchSql;
+import dev.idempo.store.jdbc.JdbcDialect.Held;
+import dev.idempo.store.jdbc.JdbcDialect.Lock;
+import dev.idempo.store.jdbc.JdbcDialect.SessionInfo;
+import dev.idempo.store.jdbc.JdbcDialect.Store;
+import dev.idempo.store.jdbc.KeyGuard.Holder;
+import dev.idempo.store.jdbc.SqlPipeline.Result;
+import dev.idempo.store.jdbc.SqlPipeline.Sql;
+
+/**
+ * Runs batches of operations on a lock session held by the calling thread: takes what is
+ * queued (the session's completes, up to a size budget, its releases and unlocks, then
+ * claims from the shared queue), sends it as one round trip built by the
+ * {@link JdbcDialect}, and settles every operation: its outcome to its waiter, its holder
+ * to its next state in the {@link KeyGuard}.
+ * <h2>When a batch fails</h2> A batch that fails on a dead connection loses every claim
+ * on that session; its claims are sent once more on a new connection unless this batch
+ * opened the connection. A batch that fails on a live connection is settled from facts,
+ * not guesses: after a {@code ROLLBACK}, one statement reads which of the batch's locks
+ * the session holds and one reads the records of its completes, and then
+ * <ul>
+ * <li>a complete whose record is there, byte for byte, was committed (an owner's lock
+ * keeps everyone else from writing its key); one whose lock is held and record absent has
+ * not been, and gets its store condition back if a store spent it; one with neither lost
+ * its lock;</li>
+ * <li>a claim that holds its lock took it in this batch (the guard lets one claim per key
+ * in, and a colliding lock of another claim makes the session end instead), so it is
+ * freed;</li>
+ * <li>a release or unlock whose lock is no longer held has run;</li>
+ * </ul>
+ * and the rest is run again one operation per round trip, so that a failure is charged to
+ * the operation that causes it. An operation that fails alone fails: a claim frees its
+ * lock and throws, a complete is rolled back, frees its lock and throws, a release throws
+ * and leaves its unlock queued (the key stays taken until it has run). If the facts
+ * cannot be read, every lock the batch may hold stays held until its queued unlock has
+ * run, and its operations throw.
+ *
+ * @author idempo
+ */
+final class BatchRunner implements LockSessionPool.SessionWork {
+
+	private static final Log logger = LogFactory.getLog(BatchRunner.class);
+
+	/** Claims per batch: bounds a batch's round trip, so completes are not held up. */
+	static final int MAX_CLAIMS = 64;
+
+	static final int MAX_UNLOCKS = 256;
+
+	static final int MAX_COMPLETES = 64;
+
+	/** Record bytes per batch beyond its first complete; far below any packet limit. */
+	static final long MAX_STORE_BYTES = 2L * 1024 * 1024;
+
+	private final JdbcDialect dialect;
+
+	private final KeyGuard guard;
+
+	private @Nullable LockSessionPool pool;
+
+	BatchRunner(JdbcDialect dialect, KeyGuard guard) {
+		this.dialect = dialect;
+		this.guard = guard;
+	}
+
+	void setPool(LockSessionPool pool) {
+		this.pool = pool;
+	}
+
+	private LockSessionPool pool() {
+		LockSessionPool pool = this.pool;
+		if (pool == null) {
+			throw new IllegalStateException("No pool");
+		}
+		return pool;
+	}
+
+	@Override
+	public void runBatch(LockSession session) {
+		Batch batch = take(session);
+		if (batch.isEmpty()) {
+			return;
+		}
+		try {
+			run(session, batch);
+		}
+		catch (RuntimeException | Error ex) {
+			// a bug or a JVM failure: nothing may be left running, nor any lock behind
+			failUnsettled(session, batch, ex);
+			throw ex;
+		}
+	}
+
+	/**
+	 * Runs a batch of only the session's queued unlocks (and whatever else is queued).
+	 * Requires the session's run lock.
+	 * @param session the session
+	 */
+	void drain(LockSession session) {
+		runBatch(session);
+	}
+
+	private Batch take(LockSession session) {
+		Batch batch = new Batch();
+		long bytes = 0;
+		Queue<Operation> completes = session.completes();
+		Operation operation;
+		while (batch.completes.size() < MAX_COMPLETES && (operation = completes.peek()) != null) {
+			StoredRecord record = operation.record;
+			long size = (record != null) ? record.response().length : 0;
+			if (!batch.completes.isEmpty() && bytes + size > MAX_STORE_BYTES) {
+				break;
+			}
+			completes.remove(operation);
+			if (operation.start()) {
+				batch.completes.add(operation);
+				bytes += size;
+			}
+		}
+		takeAll(session.releases(), batch.releases, MAX_UNLOCKS);
+		batch.unlocks.addAll(takeUnlocks(session));
+		takeAll(pool().claims(), batch.claims, MAX_CLAIMS);
+		return batch;
+	}
+
+	/**
+	 * Takes the session's queued unlocks for a batch; ends the session instead if one of
+	 * their locks is shared with another claim on it (its counts cannot be told apart).
+	 */
+	private List<Holder> takeUnlocks(LockSession session) {
+		List<Holder> unlocks = session.unlocks().take(session, this.guard, MAX_UNLOCKS);
+		if (unlocks == null) {
+			lost(session, "closed to free a queued unlock whose lock collides with another claim's", null);
+			return List.of();
+		}
+		return unlocks;
+	}
+
+	private static void takeAll(Queue<Operation> queue, List<Operation> into, int max) {
+		Operation operation;
+		while (into.size() < max && (operation = queue.poll()) != null) {
+			if (operation.start()) {
+				into.add(operation);
+			}
+		}
+	}
+
+	private void run(LockSession session, Batch batch) {
+		if (pool().isClosed()) {
+			closed(batch);
+			return;
+		}
+		// completes and releases whose claim's connection is gone lost their lock with it
+		batch.completes.removeIf((complete) -> lostAlready(session, complete));
+		batch.releases.removeIf((release) -> lostAlready(session, release));
+		boolean opened = false;
+		if (!session.isOpen() && !batch.claims.isEmpty()) {
+			try {
+				opened = pool().openIfNeeded(session);
+			}
+			catch (LockingStoreException ex) {
+				for (Operation claim : batch.claims) {
+					claim.fail(ex);
+				}
+				return;
+			}
+		}
+		if (!batch.isEmpty()) {
+			execute(session, batch, opened, batch.size() > 1);
+		}
+	}
+
+	private boolean lostAlready(LockSession session, Operation operation) {
+		Holder holder = operation.holder;
+		if (session.isOpen() && holder.generation() == session.generation()) {
+			return false;
+		}
+		this.guard.forget(holder);
+		operation.succeed(false, null);
+		return true;
+	}
+
+	private void closed(Batch batch) {
+		LockingStoreException closed = new LockingStoreException("The idempotency store is closed");
+		for (Operation claim : batch.claims) {
+			claim.fail(closed);
+		}
+		for (Operation operation : batch.finishing()) {
+			this.guard.forget(operation.holder);
+			operation.succeed(false, null);
+		}
+		batch.unlocks.forEach(this.guard::forget);
+	}
+
+	/**
+	 * Sends one batch and settles it, or on failure settles it from facts.
+	 * @param opened whether this batch opened the session's connection
+	 * @param rerun whether operations left unsettled after a failure run again one by one
+	 * (else they fail)
+	 */
+	private void execute(LockSession session, Batch batch, boolean opened, boolean rerun) {
+		SessionInfo info = session.info();
+		long generation = session.generation();
+		List<Lock> claims = new ArrayList<>(batch.claims.size());
+		for (Operation claim : batch.claims) {
+			Object lock = this.dialect.lockOf(info, claim.holder.key);
+			claim.holder.attach(session, generation, lock);
+			claims.add(new Lock(claim.holder.key, lock));
+		}
+		List<Object> unlocks = new ArrayList<>(batch.releases.size() + batch.unlocks.size());
+		batch.releases.forEach((release) -> unlocks.add(lockOf(release.holder)));
+		batch.unlocks.forEach((holder) -> unlocks.add(lockOf(holder)));
+		// one order for everyone, so that two batches never wait for each other's rows
+		batch.completes.sort(Comparator.comparing((Operation complete) -> complete.holder.key));
+		List<Store> stores = new ArrayList<>(batch.completes.size());
+		for (Operation complete : batch.completes) {
+			StoredRecord record = complete.record;
+			if (record == null) {
+				throw new IllegalStateException("Complete without a record");
+			}
+			stores.add(new Store(complete.holder.key, lockOf(complete.holder), record, complete.ttlMicros));
+		}
+		BatchSql sql = this.dialect.batch(info, claims, unlocks, stores);
+		BatchAnswer answer;
+		try {
+			answer = sql.read(SqlPipeline.run(session.connection(), info.multiStatements(), 0, sql.statements()));
+		}
+		catch (SQLException | RuntimeException ex) {
+			recover(session, batch, ex, opened, rerun);
+			return;
+		}
+		settle(session, batch, answer);
+	}
+
+	private static Object lockOf(Holder holder) {
+		Object lock = holder.lock();
+		if (lock == null) {
+			throw new IllegalStateException("Claim without a lock");
+		}
+		return lock;
+	}
+
+	private void settle(LockSession session, Batch batch, BatchAnswer answer) {
+		for (int i = 0; i < batch.completes.size(); i++) {
+			Operation complete = batch.completes.get(i);
+			if (answer.stored()[i] && !answer.storeUnlocked()[i]) {
+				logger.warn("An idempotency lock was not held by its lock session when its response was stored");
+			}
+			this.guard.forget(complete.holder);
+			complete.succeed(answer.stored()[i], null);
+		}
+		for (int i = 0; i < batch.releases.size(); i++) {
+			Operation release = batch.releases.get(i);
+			boolean released = answer.unlocked()[i];
+			if (!released) {
+				logger.warn("An idempotency lock was not held by its lock session when released");
+			}
+			this.guard.forget(release.holder);
+			release.succeed(released, null);
+		}
+		session.unlocks().ran(batch.unlocks, this.guard);
+		boolean giveBack = false;
+		for (int i = 0; i < batch.claims.size(); i++) {
+			Operation claim = batch.claims.get(i);
+			Boolean locked = answer.claimLocked()[i];
+			StoredRecord record = answer.claimRecords()[i];
+			if (Boolean.TRUE.equals(locked)) {
+				if (record != null) {
+					// the owner completed between the two statements: give back the
+					// lock just taken, right after this batch
+					claim.holder.unlocking();
+					session.unlocks().add(claim.holder);
+					giveBack = true;
+				}
+				else {
+					claim.holder.hold();
+				}
+			}
+			claim.succeed(Boolean.TRUE.equals(locked) && record == null, record);
+		}
+		if (giveBack) {
+			runUnlocks(session);
+		}
+	}
+
+	/** Runs the session's queued unlocks now, in a round trip of their own. */
+	private void runUnlocks(LockSession session) {
+		Batch batch = new Batch();
+		batch.unlocks.addAll(takeUnlocks(session));
+		if (!batch.isEmpty()) {
+			try {
+				execute(session, batch, false, true);
+			}
+			catch (RuntimeException | Error ex) {
+				putBack(session, batch.unlocks);
+				throw ex;
+			}
+		}
+	}
+
+	// ---- failure
+
+	private void recover(LockSession session, Batch batch, Exception failure, boolean opened, boolean rerun) {
+		if (session.isDead(failure)) {
+			died(session, batch, failure, opened, "failed while running a batch");
+			return;
+		}
+		if (logger.isDebugEnabled()) {
+			logger.debug("A batch of " + batch.size() + " operation(s) failed on idempotency " + session
+					+ "; settling it from what the database holds", failure);
+		}
+		Facts facts;
+		try {
+			facts = facts(session, batch);
+		}
+		catch (SQLException | RuntimeException ex) {
+			failure.addSuppressed(ex);
+			if (session.isDead(ex)) {
+				died(session, batch, failure, opened, "failed while recovering from a failed batch");
+			}
+			else {
+				unknown(session, batch, failure);
+			}
+			return;
+		}
+		if (facts == null) {
+			died(session, batch, failure, opened, "closed to settle a failed batch whose locks collide");
+			return;
+		}
+		Batch again = new Batch();
+		Recovery recovery = new Recovery();
+		for (int i = 0; i < batch.completes.size(); i++) {
+			Operation complete = batch.completes.get(i);
+			Held held = facts.completes[i];
+			StoredRecord record = facts.records.get(complete.holder.key);
+			if (record != null && record.equals(complete.record)) {
+				// committed before the failure
+				if (held != Held.NOT_HELD) {
+					recovery.free(complete.holder, true);
+				}
+				else {
+					this.guard.forget(complete.holder);
+				}
+				recovery.stored.add(complete);
+			}
+			else if (held == Held.NOT_HELD) {
+				this.guard.forget(complete.holder);
+				complete.succeed(false, null);
+			}
+			else if (rerun) {
+				if (held == Held.HELD_SPENT) {
+					recovery.restore.add(lockOf(complete.holder));
+				}
+				again.completes.add(complete);
+			}
+			else {
+				// a store that fails alone is rolled back and frees its lock
+				recovery.free(complete.holder, true);
+				recovery.failed.add(complete);
+			}
+		}
+		for (int i = 0; i < batch.releases.size(); i++) {
+			Operation release = batch.releases.get(i);
+			if (facts.releases[i] == Held.NOT_HELD) {
+				this.guard.forget(release.holder);
+				release.succeed(true, null);
+			}
+			else if (rerun) {
+				again.releases.add(release);
+			}
+			else {
+				recovery.failed.add(release);
+			}
+		}
+		List<Holder> stillLocked = new ArrayList<>();
+		for (int i = 0; i < batch.unlocks.size(); i++) {
+			if (facts.unlocks[i] != Held.NOT_HELD) {
+				stillLocked.add(batch.unlocks.get(i));
+			}
+			else {
+				this.guard.forget(batch.unlocks.get(i));
+			}
+		}
+		for (int i = 0; i < batch.claims.size(); i++) {
+			Operation claim = batch.claims.get(i);
+			if (facts.claims[i] != Held.NOT_HELD) {
+				// taken by this batch (the guard let only this claim of its key in): free
+				// it before anything else; the store forgets the holder of a failed claim
+				recovery.free(claim.holder, false);
+			}
+			if (rerun) {
+				again.claims.add(claim);
+			}
+			else {
+				recovery.failed.add(claim);
+			}
+		}
+		if (!stillLocked.isEmpty() && session.unlocks().failed(stillLocked)) {
+			lost(session, "could not run queued unlocks", failure);
+		}
+		boolean settled = session.isOpen() && settleLocks(session, recovery, failure);
+		for (Operation complete : recovery.stored) {
+			complete.succeed(true, null);
+		}
+		if (!session.isOpen()) {
+			// the locks still to be freed died with the session
+			recovery.forget.forEach(this.guard::forget);
+			failAll(session, recovery.failed, failure);
+			died(session, again, failure, false, "failed while recovering from a failed batch");
+			return;
+		}
+		if (!settled) {
+			// locks that could not be freed stay queued: run nothing more now
+			recovery.failed.addAll(again.all());
+			failAll(session, recovery.failed, failure);
+			return;
+		}
+		failAll(session, recovery.failed, failure);
+		for (Operation operation : again.all()) {
+			Batch one = new Batch();
+			one.add(operation);
+			if (session.isOpen()) {
+				execute(session, one, false, false);
+			}
+			else {
+				died(session, one, failure, false, "failed while rerunning a failed batch");
+			}
+		}
+	}
+
+	/**
+	 * Fails operations whose batch failed, each as it fails alone: a claim throws (its
+	 * lock, if any, already freed or queued), a complete or release that may still hold
+	 * its lock keeps its key taken until its queued unlock has run.
+	 */
+	private void failAll(LockSession session, List<Operation> failed, Exception failure) {
+		for (Operation operation : failed) {
+			if (operation.isDone()) {
+				continue;
+			}
+			switch (operation.kind) {
+				case CLAIM -> operation.fail(new LockingStoreException("Could not claim an idempotency key", failure));
+				case COMPLETE -> {
+					holdUntilUnlocked(session, operation.holder);
+					operation.fail(storeFailure(failure));
+				}
+				case RELEASE -> {
+					holdUntilUnlocked(session, operation.holder);
+					operation.fail(new LockingStoreException("Could not release an idempotency lock; the unlock is "
+							+ "retried before the next statement of its lock session", failure));
+				}
+			}
+		}
+	}
+
+	/**
+	 * Keeps the key of {@code holder} taken until its queued unlock has run, unless it is
+	 * already gone or queued.
+	 */
+	private void holdUntilUnlocked(LockSession session, Holder holder) {
+		if (holder.isGone() || holder.isUnlocking()) {
+			return;
+		}
+		if (!session.isOpen() || holder.generation() != session.generation()) {
+			this.guard.forget(holder);
+			return;
+		}
+		holder.unlocking();
+		session.unlocks().add(holder);
+	}
+
+	/**
+	 * Reads the facts of a failed batch. Returns {@code null} when a lock of the batch is
+	 * shared with another claim of this JVM on this session (colliding lock ids), whose
+	 * counts cannot be told apart.
+	 */
+	private @Nullable Facts facts(LockSession session, Batch batch) throws SQLException {
+		SessionInfo info = session.info();
+		SqlPipeline.run(session.connection(), info.multiStatements(), 0, this.dialect.rollback());
+		List<Object> locks = new ArrayList<>();
+		List<Holder> holders = new ArrayList<>();
+		batch.completes.forEach((operation) -> holders.add(operation.holder));
+		batch.releases.forEach((operation) -> holders.add(operation.holder));
+		holders.addAll(batch.unlocks);
+		batch.claims.forEach((operation) -> holders.add(operation.holder));
+		for (Holder holder : holders) {
+			if (this.guard.sharesLock(holder)) {
+				return null;
+			}
+			locks.add(lockOf(holder));
+		}
+		List<Sql> statements = new ArrayList<>(2);
+		statements.add(this.dialect.heldLocks(info, locks));
+		List<String> keys = new ArrayList<>();
+		batch.completes.forEach((operation) -> keys.add(operation.holder.key));
+		if (!keys.isEmpty()) {
+			statements.add(this.dialect.records(keys));
+		}
+		List<Result> results = SqlPipeline.run(session.connection(), info.multiStatements(), 0, statements);
+		Held[] held = this.dialect.readHeldLocks(results.get(0), locks);
+		Map<String, StoredRecord> records = keys.isEmpty() ? Collections.emptyMap()
+				: this.dialect.readRecords(results.get(1));
+		int next = 0;
+		Facts facts = new Facts(batch, records);
+		for (int i = 0; i < batch.completes.size(); i++) {
+			facts.completes[i] = held[next++];
+		}
+		for (int i = 0; i < batch.releases.size(); i++) {
+			facts.releases[i] = held[next++];
+		}
+		for (int i = 0; i < batch.unlocks.size(); i++) {
+			facts.unlocks[i] = held[next++];
+		}
+		for (int i = 0; i < batch.claims.size(); i++) {
+			facts.claims[i] = held[next++];
+		}
+		return facts;
+	}
+
+	/**
+	 * Gives spent store conditions back and frees locks, in one round trip.
+	 * @return {@code true} if done; otherwise the locks to free are queued as unlocks, or
+	 * the session was ended
+	 */
+	private boolean settleLocks(LockSession session, Recovery recovery, Exception failure) {
+		if (recovery.restore.isEmpty() && recovery.free.isEmpty()) {
+			return true;
+		}
+		List<Sql> statements = new ArrayList<>(this.dialect.restore(recovery.restore));
+		List<Object> locks = new ArrayList<>(recovery.free.size());
+		recovery.free.forEach((holder) -> locks.add(lockOf(holder)));
+		if (!locks.isEmpty()) {
+			statements.add(this.dialect.unlock(locks));
+		}
+		try {
+			if (!statements.isEmpty()) {
+				SqlPipeline.run(session.connection(), session.info().multiStatements(), 0, statements);
+			}
+			recovery.forget.forEach(this.guard::forget);
+			return true;
+		}
+		catch (SQLException | RuntimeException ex) {
+			failure.addSuppressed(ex);
+			if (session.isDead(ex)) {
+				lost(session, "failed while recovering from a failed batch", failure);
+				// their locks died with the session
+				recovery.forget.forEach(this.guard::forget);
+				return false;
+			}
+			for (Holder holder : recovery.free) {
+				holdUntilUnlocked(session, holder);
+			}
+			if (session.unlocks().failed(List.of())) {
+				lost(session, "could not free the locks of a failed batch", failure);
+			}
+			return false;
+		}
+	}
+
+	private static Throwable storeFailure(Exception failure) {
+		// a driver failing in an unexpected way surfaces as it is
+		return (failure instanceof RuntimeException runtime) ? runtime
+				: new LockingStoreException("Could not store an idempotent response", failure);
+	}
+
+	/**
+	 * The facts of a failed batch could not be read on a live session: every lock it may
+	 * hold stays held until its queued unlock has run.
+	 */
+	private void unknown(LockSession session, Batch batch, Exception failure) {
+		List<Operation> all = batch.all();
+		for (Operation operation : all) {
+			if (this.guard.sharesLock(operation.holder)) {
+				// a blind unlock could free another claim's count: end the session
+				died(session, batch, failure, false, "closed to settle a failed batch whose locks collide");
+				return;
+			}
+		}
+		if (session.unlocks().failed(batch.unlocks)) {
+			lost(session, "could not run queued unlocks", failure);
+			died(session, batch, failure, false, "could not run queued unlocks");
+			return;
+		}
+		for (Operation claim : batch.claims) {
+			// it may have taken its lock
+			holdUntilUnlocked(session, claim.holder);
+		}
+		failAll(session, all, failure);
+	}
+
+	/**
+	 * The session died: every claim on it is lost. Claims of the batch go back to the
+	 * queue once, for a new connection, unless this batch opened the one that died.
+	 */
+	private void died(LockSession session, Batch batch, Exception failure, boolean opened, String reason) {
+		if (session.isOpen()) {
+			lost(session, reason, failure);
+		}
+		for (Operation claim : batch.claims) {
+			if (claim.isDone()) {
+				continue;
+			}
+			if (!opened && claim.retries() == 0) {
+				// a connection that died while idle: once more on a new one
+				claim.requeue();
+				pool().claims().add(claim);
+			}
+			else {
+				claim.fail(new LockingStoreException("Idempotency lock session failed", failure));
+			}
+		}
+		for (Operation operation : batch.finishing()) {
+			if (!operation.isDone()) {
+				this.guard.forget(operation.holder);
+				operation.succeed(false, null);
+			}
+		}
+		batch.unlocks.forEach(this.guard::forget);
+	}
+
+	/**
+	 * Settles what an unexpected failure (a bug, an {@link Error}) left of a batch: every
+	 * operation still running fails, keeping its key taken until its queued unlock has
+	 * run if it may hold its lock; operations put back in the queue (their session died)
+	 * are left to run again; unlocks taken go back to the queue unless they ran.
+	 */
+	private void failUnsettled(LockSession session, Batch batch, Throwable failure) {
+		for (Operation operation : batch.all()) {
+			if (operation.isDone() || operation.isQueued()) {
+				continue;
+			}
+			if (operation.holder.lock() == null) {
+				// never attached to a lock: nothing to unlock
+				this.guard.forget(operation.holder);
+			}
+			else {
+				holdUntilUnlocked(session, operation.holder);
+			}
+			operation.fail(failure);
+		}
+		putBack(session, batch.unlocks);
+	}
+
+	/** Queues again the unlocks of a batch that failed unexpectedly, unless they ran. */
+	private void putBack(LockSession session, List<Holder> unlocks) {
+		List<Holder> left = new ArrayList<>();
+		for (Holder holder : unlocks) {
+			if (holder.isGone() || session.unlocks().contains(holder)) {
+				continue;
+			}
+			if (session.isOpen() && holder.generation() == session.generation()) {
+				left.add(holder);
+			}
+			else {
+				this.guard.forget(holder);
+			}
+		}
+		if (!left.isEmpty() && session.unlocks().failed(left)) {
+			lost(session, "could not run queued unlocks", null);
+		}
+	}
+
+	/**
+	 * Closes a session that died or whose locks can no longer be trusted, after freeing
+	 * its locks by statement if it still answers. Requires the session's run lock.
+	 * @param session the session
+	 * @param reason why, for the log
+	 * @param cause what went wrong, if anything
+	 */
+	void lost(LockSession session, String reason, @Nullable Throwable cause) {
+		long generation = pool().discard(session);
+		session.unlocks().clear(this.guard);
+		long claims = this.guard.heldOn(session, generation);
+		if (claims > 0) {
+			logger.warn("Idempotency " + session + " " + reason + "; the " + claims
+					+ " claim(s) it held are lost (their responses will not be stored)", cause);
+		}
+		else if (logger.isDebugEnabled()) {
+			logger.debug("Idempotency " + session + " " + reason + "; it held no claims", cause);
+		}
+	}
+
+	/**
+	 * What one batch holds: operations taken from the queues and unlocks waiting for the
+	 * session.
+	 */
+	private static final class Batch {
+
+		final List<Operation> completes = new ArrayList<>();
+
+		final List<Operation> releases = new ArrayList<>();
+
+		final List<Holder> unlocks = new ArrayList<>();
+
+		final List<Operation> claims = new ArrayList<>();
+
+		boolean isEmpty() {
+			return this.completes.isEmpty() && this.releases.isEmpty() && this.unlocks.isEmpty()
+					&& this.claims.isEmpty();
+		}
+
+		int size() {
+			return this.completes.size() + this.releases.size() + this.unlocks.size() + this.claims.size();
+		}
+
+		void add(Operation operation) {
+			switch (operation.kind) {
+				case CLAIM -> this.claims.add(operation);
+				case COMPLETE -> this.completes.add(operation);
+				case RELEASE -> this.releases.add(operation);
+			}
+		}
+
+		List<Operation> finishing() {
+			List<Operation> finishing = new ArrayList<>(this.completes);
+			finishing.addAll(this.releases);
+			return finishing;
+		}
+
+		List<Operation> all() {
+			List<Operation> all = finishing();
+			all.addAll(this.claims);
+			return all;
+		}
+
+	}
+
+	/**
+	 * What a failed batch left: per operation what the session holds of its lock, and the
+	 * unexpired records of its completes.
+	 */
+	private static final class Facts {
+
+		final Map<String, StoredRecord> records;
+
+		final Held[] completes;
+
+		final Held[] releases;
+
+		final Held[] unlocks;
+
+		final Held[] claims;
+
+		Facts(Batch batch, Map<String, StoredRecord> records) {
+			this.records = records;
+			this.completes = new Held[batch.completes.size()];
+			this.releases = new Held[batch.releases.size()];
+			this.unlocks = new Held[batch.unlocks.size()];
+			this.claims = new Held[batch.claims.size()];
+		}
+
+	}
+
+	/**
+	 * What settling a failed batch decided: conditions to give back, locks to free and
+	 * holders to forget once they are, operations that stored, operations that fail.
+	 */
+	private static final class Recovery {
+
+		final List<Object> restore = new ArrayList<>();
+
+		final List<Holder> free = new ArrayList<>();
+
+		final List<Holder> forget = new ArrayList<>();
+
+		final List<Operation> stored = new ArrayList<>();
+
+		final List<Operation> failed = new ArrayList<>();
+
+		void free(Holder holder, boolean thenForget) {
+			this.free.add(holder);
+			if (thenForget) {
+				this.forget.add(holder);
+			}
+		}
+
+	}
+
+}

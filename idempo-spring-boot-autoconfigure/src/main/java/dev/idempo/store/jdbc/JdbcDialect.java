@@ -1,0 +1,284 @@
+package dev.idempo.store.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTransactionRollbackException;
+import java.util.List;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+import dev.idempo.store.StoredRecord;
+import dev.idempo.store.jdbc.SqlPipeline.Result;
+import dev.idempo.store.jdbc.SqlPipeline.Sql;
+
+/**
+ * What differs between the databases a {@link JdbcLockingStore} runs on: the SQL text of
+ * each step, how a lock session is set up, how a storage key becomes a lock, and how
+ * errors are told apart. A dialect builds statements and reads their results; it never
+ * decides what to run next, which is {@link BatchRunner}'s job.
+ * <p>
+ * Locks are identified by an opaque lock reference ({@link #lockOf}), computed once per
+ * claim on the session that takes the lock and kept with the claim.
+ *
+ * @author idempo
+ */
+abstract sealed class JdbcDialect permits PostgresDialect, MySqlDialect {
+
+	/**
+	 * The store name, the {@code store} tag of metrics.
+	 * @return {@code postgres} or {@code mysql}
+	 */
+	abstract String name();
+
+	/**
+	 * Prepares a freshly opened lock session connection (already in auto-commit mode):
+	 * checks the database, sets the session's statement timeout to
+	 * {@link JdbcStoreSettings#timeout()} and its idle timeout to
+	 * {@link JdbcStoreSettings#sessionIdleTimeout()}, and says what the store needs to
+	 * know about it.
+	 * @param connection the new connection
+	 * @param settings the store settings
+	 * @return the session's facts
+	 * @throws SQLException if the connection cannot be prepared, or is to the wrong kind
+	 * of database
+	 */
+	abstract SessionInfo openSession(Connection connection, JdbcStoreSettings settings) throws SQLException;
+
+	/**
+	 * The lock of {@code key} as taken on {@code session}.
+	 * @param session the lock session
+	 * @param key the storage key
+	 * @return the lock reference
+	 */
+	abstract Object lockOf(SessionInfo session, String key);
+
+	/**
+	 * The statements of one batch, sent in one round trip, in this order: the claims
+	 * (take each lock unless an unexpired record exists; then, as a separate statement
+	 * that sees what committed after the lock attempts, read the records), the unlocks,
+	 * and the completes (in one transaction: store each record only while this session
+	 * still holds its claim's lock, commit once, then unlock).
+	 * @param session the lock session
+	 * @param claims the claims: storage key and lock of each
+	 * @param unlocks the locks to free
+	 * @param completes the completes
+	 * @return the statements and how to read their answers
+	 */
+	abstract BatchSql batch(SessionInfo session, List<Lock> claims, List<Object> unlocks, List<Store> completes);
+
+	/**
+	 * The statements that leave no transaction open after a failed batch.
+	 * @return the statements
+	 */
+	abstract List<Sql> rollback();
+
+	/**
+	 * The statement that says which of {@code locks} this session holds.
+	 * @param session the lock session
+	 * @param locks the locks
+	 * @return the statement
+	 */
+	abstract Sql heldLocks(SessionInfo session, List<Object> locks);
+
+	/**
+	 * Reads what {@link #heldLocks} answered.
+	 * @param result its result
+	 * @param locks the locks asked about
+	 * @return per lock, in order, what this session holds of it
+	 * @throws SQLException if the answer is unreadable
+	 */
+	abstract Held[] readHeldLocks(Result result, List<Object> locks) throws SQLException;
+
+	/**
+	 * The statements that give back to locks this session holds their store condition
+	 * (see {@link Held#HELD_SPENT}), so that storing under them works again.
+	 * @param locks the locks, all held by this session
+	 * @return the statements, possibly none
+	 */
+	abstract List<Sql> restore(List<Object> locks);
+
+	/**
+	 * The statement that frees {@code locks} on this session, answering one row per lock
+	 * in order with whether it was held; see {@link #readUnlocks}.
+	 * @param locks the locks
+	 * @return the statement
+	 */
+	abstract Sql unlock(List<Object> locks);
+
+	/**
+	 * Reads what {@link #unlock} answered.
+	 * @param result its result
+	 * @param count how many locks it freed
+	 * @return per lock whether this session held it
+	 * @throws SQLException if the answer is unreadable
+	 */
+	abstract boolean[] readUnlocks(Result result, int count) throws SQLException;
+
+	/**
+	 * The statement that reads the unexpired records of {@code keys}.
+	 * @param keys the storage keys
+	 * @return the statement
+	 */
+	abstract Sql records(List<String> keys);
+
+	/**
+	 * Reads what {@link #records} answered.
+	 * @param result its result
+	 * @return the records found, by storage key
+	 * @throws SQLException if the answer is unreadable
+	 */
+	abstract Map<String, StoredRecord> readRecords(Result result) throws SQLException;
+
+	/**
+	 * The statements that free every lock this session holds: run before a lock session's
+	 * connection is closed, because closing frees them only if the connection is a
+	 * database session of its own (a pooled connection outlives {@code close()}).
+	 * @return the statements
+	 */
+	abstract List<Sql> unlockAll();
+
+	/**
+	 * The statement that deletes at most {@code limit} expired rows.
+	 * @param limit the most rows to delete
+	 * @return the statement
+	 */
+	abstract Sql deleteExpired(int limit);
+
+	/**
+	 * Whether {@code ex} says the transaction was chosen as a deadlock victim (or failed
+	 * to serialise) and was rolled back, so that running it again may succeed.
+	 * @param ex the failure
+	 * @return whether it is a deadlock
+	 */
+	static boolean isDeadlock(SQLException ex) {
+		String state = ex.getSQLState();
+		// 40001: MySQL/MariaDB deadlock (error 1213); 40P01: PostgreSQL deadlock
+		return ex instanceof SQLTransactionRollbackException || "40001".equals(state) || "40P01".equals(state)
+				|| ex.getErrorCode() == 1213;
+	}
+
+	/**
+	 * Whether {@code failure} says the connection itself failed, as opposed to one
+	 * statement: a connection-class SQL state ({@code 08...}) or exception type anywhere
+	 * in the cause chain.
+	 * @param failure what a statement threw, if anything
+	 * @return whether the connection failed
+	 */
+	static boolean isConnectionFailure(@Nullable Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLNonTransientConnectionException || cause instanceof SQLRecoverableException) {
+				return true;
+			}
+			if (cause instanceof SQLException sql && sql.getSQLState() != null && sql.getSQLState().startsWith("08")) {
+				return true;
+			}
+			if (cause.getCause() == cause) {
+				break;
+			}
+		}
+		return false;
+	}
+
+	static StoredRecord record(@Nullable Object fingerprint, @Nullable Object response) throws SQLException {
+		if (!(fingerprint instanceof String text) || !(response instanceof byte[] bytes)) {
+			throw new SQLException("Unreadable idempotency record");
+		}
+		return new StoredRecord(text, bytes);
+	}
+
+	static boolean isTrue(@Nullable Object value) {
+		return Boolean.TRUE.equals(value) || (value instanceof Number number && number.intValue() == 1);
+	}
+
+	/**
+	 * What the store knows about one lock session's connection.
+	 *
+	 * @param connectionId the server's id of the session (PostgreSQL backend pid, MySQL
+	 * connection id)
+	 * @param database the session's current database, part of MySQL lock names; empty
+	 * where it does not matter
+	 * @param multiStatements whether the connection accepts several statements in one
+	 * round trip
+	 */
+	record SessionInfo(long connectionId, String database, boolean multiStatements) {
+
+	}
+
+	/**
+	 * A claim in a batch.
+	 *
+	 * @param key the storage key
+	 * @param lock its lock
+	 */
+	record Lock(String key, Object lock) {
+
+	}
+
+	/**
+	 * A complete in a batch.
+	 *
+	 * @param key the storage key
+	 * @param lock the claim's lock
+	 * @param record the record to store
+	 * @param ttlMicros its time to live in microseconds
+	 */
+	record Store(String key, Object lock, StoredRecord record, long ttlMicros) {
+
+	}
+
+	/**
+	 * What this session holds of one lock.
+	 */
+	enum Held {
+
+		/** The lock, and with it the condition that lets a record be stored under it. */
+		HELD,
+
+		/**
+		 * The lock, but its store condition was spent by a store whose transaction may
+		 * not have committed (PostgreSQL only; see {@link PostgresDialect}).
+		 */
+		HELD_SPENT,
+
+		/** Not the lock. */
+		NOT_HELD
+
+	}
+
+	/**
+	 * The statements of one batch and how to read what they answer.
+	 */
+	interface BatchSql {
+
+		List<Sql> statements();
+
+		/**
+		 * Reads the answers.
+		 * @param results one result per statement
+		 * @return the answers
+		 * @throws SQLException if an answer is unreadable
+		 */
+		BatchAnswer read(List<Result> results) throws SQLException;
+
+	}
+
+	/**
+	 * What one batch did, per operation, in the order they were given.
+	 *
+	 * @param claimLocked per claim: {@code TRUE} if it took the lock, {@code FALSE} if
+	 * another session holds it, {@code null} if an unexpired record made it not try
+	 * @param claimRecords per claim: the unexpired record read after the lock attempts
+	 * @param unlocked per unlock: whether the lock was held
+	 * @param stored per complete: whether the record was stored
+	 * @param storeUnlocked per complete: whether its unlock after the commit found the
+	 * lock
+	 */
+	record BatchAnswer(@Nullable Boolean[] claimLocked, @Nullable StoredRecord[] claimRecords, boolean[] unlocked,
+			boolean[] stored, boolean[] storeUnlocked) {
+
+	}
+
+}

@@ -1,0 +1,351 @@
+package dev.idempo.store.jdbc;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+import org.jspecify.annotations.Nullable;
+
+import dev.idempo.store.StoredRecord;
+import dev.idempo.store.jdbc.SqlPipeline.Result;
+import dev.idempo.store.jdbc.SqlPipeline.Sql;
+
+import org.springframework.util.Assert;
+
+/**
+ * MySQL 8 and MariaDB 10.6 and later, through either JDBC driver
+ * ({@code mysql-connector-j} or {@code mariadb-java-client}): a claim is a named lock
+ * taken with {@code GET_LOCK(name, 0)}, a completed response is a row of the table (see
+ * {@code schema-mysql.sql}).
+ * <h2>Lock names</h2> Named locks are global to the server, not per database. A lock name
+ * is the configured prefix ({@link JdbcLockingStore#DEFAULT_LOCK_PREFIX} unless
+ * configured) followed by as many hex digits of a SHA-256 digest of the current database
+ * name and the storage key as fit in MySQL's limit of 64 characters (at least 128 bits),
+ * so applications in other databases of the same server never share a lock, and an
+ * application's own {@code GET_LOCK} names collide only if they start with the prefix.
+ * <h2>Statements</h2> A batch's claims are one statement that takes the locks of the keys
+ * without an unexpired record, and one that reads the records: <pre class="code">
+ * SELECT 0, GET_LOCK(?, 0) FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM table WHERE storage_key = ? AND expires_at &gt; UTC_TIMESTAMP(6))
+ *   UNION ALL SELECT 1, GET_LOCK(?, 0) FROM DUAL WHERE NOT EXISTS (...) ...;
+ * SELECT fingerprint, response, storage_key FROM table WHERE storage_key IN (?, ...) AND expires_at &gt; UTC_TIMESTAMP(6)
+ * </pre> Each runs as its own auto-committed statement with a fresh read view, so a
+ * response committed by an owner just before it unlocked is always seen. Its completes
+ * are one transaction, {@code START TRANSACTION}, one
+ * {@code REPLACE ... SELECT ... WHERE IS_USED_LOCK(?) = CONNECTION_ID()} per record
+ * (written only while this session holds the lock, a check that changes nothing, and
+ * {@code expires_at = UTC_TIMESTAMP(6) + ttl}), {@code COMMIT}, then one
+ * {@code SELECT RELEASE_LOCK(?), ...}: every row is committed before its lock is
+ * released. Its unlocks are one {@code SELECT RELEASE_LOCK(?), ...}.
+ * <p>
+ * The statements of a batch go in one round trip when the lock session's connection
+ * allows multi-statements ({@code allowMultiQueries=true}, which the auto-configuration
+ * sets on the connections it derives); otherwise they run one after the other, which is
+ * as correct and slower. Times are UTC whatever the session time zone. Each lock session
+ * bounds its statements on the server: {@code max_statement_time} on MariaDB,
+ * {@code max_execution_time} (reads only) on MySQL, and {@code innodb_lock_wait_timeout}
+ * and {@code lock_wait_timeout} on both.
+ *
+ * @author idempo
+ */
+final class MySqlDialect extends JdbcDialect {
+
+	private static final int MAX_LOCK_NAME_LENGTH = 64;
+
+	private static final Pattern LOCK_PREFIX = Pattern.compile("[A-Za-z0-9_.:/-]{1,32}");
+
+	private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
+		try {
+			return MessageDigest.getInstance("SHA-256");
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
+		}
+	});
+
+	private final String lockPrefix;
+
+	private final String table;
+
+	private final String claimLockSql;
+
+	private final String storeSql;
+
+	private final String deleteExpiredSql;
+
+	MySqlDialect(String table, String lockPrefix) {
+		Assert.isTrue(lockPrefix != null && LOCK_PREFIX.matcher(lockPrefix).matches(),
+				"'lockPrefix' must be 1 to 32 letters, digits or _.:/-");
+		this.lockPrefix = lockPrefix;
+		this.table = table;
+		this.claimLockSql = "GET_LOCK(?, 0) FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM " + table
+				+ " WHERE storage_key = ? AND expires_at > UTC_TIMESTAMP(6))";
+		this.storeSql = "REPLACE INTO " + table + " (storage_key, fingerprint, response, created_at, expires_at)"
+				+ " SELECT ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND FROM DUAL"
+				+ " WHERE IS_USED_LOCK(?) = CONNECTION_ID()";
+		this.deleteExpiredSql = "DELETE FROM " + table
+				+ " WHERE expires_at < UTC_TIMESTAMP(6) ORDER BY expires_at LIMIT ?";
+	}
+
+	@Override
+	String name() {
+		return "mysql";
+	}
+
+	/**
+	 * The lock name of {@code key} in {@code database}.
+	 * @param database the lock session's current database
+	 * @param key the storage key
+	 * @return the lock name
+	 */
+	String lockName(String database, String key) {
+		MessageDigest digest = SHA256.get();
+		digest.update(database.getBytes(StandardCharsets.UTF_8));
+		digest.update((byte) 0);
+		digest.update(key.getBytes(StandardCharsets.UTF_8));
+		String hex = HexFormat.of().formatHex(digest.digest());
+		return this.lockPrefix + hex.substring(0, MAX_LOCK_NAME_LENGTH - this.lockPrefix.length());
+	}
+
+	@Override
+	Object lockOf(SessionInfo session, String key) {
+		return lockName(session.database(), key);
+	}
+
+	@Override
+	SessionInfo openSession(Connection connection, JdbcStoreSettings settings) throws SQLException {
+		String product = connection.getMetaData().getDatabaseProductName();
+		if (!"MySQL".equalsIgnoreCase(product) && !"MariaDB".equalsIgnoreCase(product)) {
+			throw new SQLException("The mysql idempotency store needs MySQL or MariaDB, not " + product);
+		}
+		// each statement must see what committed before it started, also if a
+		// transaction were left open (REPEATABLE READ would keep its first read view)
+		connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+		int timeout = settings.timeoutSeconds();
+		@Nullable Object[] row = SqlPipeline
+			.run(connection, false, timeout, List.of(new Sql("SELECT CONNECTION_ID(), DATABASE(), VERSION()")))
+			.get(0)
+			.firstRow();
+		Assert.state(row != null, "CONNECTION_ID() answered nothing");
+		String database = (row[1] != null) ? row[1].toString() : "";
+		boolean mariaDb = String.valueOf(row[2]).toLowerCase(Locale.ROOT).contains("mariadb");
+		List<Sql> setUp = new ArrayList<>();
+		// the server ends the session, and frees its locks, if this instance vanishes
+		// without closing it
+		setUp.add(new Sql("SET SESSION wait_timeout = ?", settings.sessionIdleTimeout().toSeconds()));
+		// every statement is bounded by the server, so none needs a client-side timer
+		if (mariaDb) {
+			setUp.add(new Sql("SET SESSION max_statement_time = ?", settings.timeout().toMillis() / 1000.0));
+		}
+		else {
+			setUp.add(new Sql("SET SESSION max_execution_time = ?", settings.timeout().toMillis()));
+		}
+		setUp.add(new Sql("SET SESSION innodb_lock_wait_timeout = ?", timeout));
+		setUp.add(new Sql("SET SESSION lock_wait_timeout = ?", timeout));
+		SqlPipeline.run(connection, false, timeout, setUp);
+		return new SessionInfo(((Number) row[0]).longValue(), database, allowsMultiStatements(connection, timeout));
+	}
+
+	/**
+	 * Whether {@code connection} runs several statements sent in one round trip.
+	 * @param connection the connection
+	 * @param timeout the statement timeout in seconds
+	 * @return whether multi-statements work
+	 */
+	static boolean allowsMultiStatements(Connection connection, int timeout) {
+		try {
+			SqlPipeline.run(connection, true, timeout, List.of(new Sql("SELECT 1"), new Sql("SELECT 2")));
+			return true;
+		}
+		catch (SQLException ex) {
+			return false;
+		}
+	}
+
+	@Override
+	BatchSql batch(SessionInfo session, List<Lock> claims, List<Object> unlocks, List<Store> completes) {
+		List<Sql> statements = new ArrayList<>(5 + completes.size());
+		if (!claims.isEmpty()) {
+			StringBuilder lock = new StringBuilder(claims.size() * (this.claimLockSql.length() + 24));
+			Object[] lockParameters = new Object[claims.size() * 2];
+			StringBuilder read = new StringBuilder("SELECT fingerprint, response, storage_key FROM ").append(this.table)
+				.append(" WHERE storage_key IN (");
+			Object[] readParameters = new Object[claims.size()];
+			for (int i = 0; i < claims.size(); i++) {
+				lock.append((i > 0) ? " UNION ALL SELECT " : "SELECT ")
+					.append(i)
+					.append(", ")
+					.append(this.claimLockSql);
+				lockParameters[2 * i] = claims.get(i).lock();
+				lockParameters[2 * i + 1] = claims.get(i).key();
+				read.append((i > 0) ? ", ?" : "?");
+				readParameters[i] = claims.get(i).key();
+			}
+			read.append(") AND expires_at > UTC_TIMESTAMP(6)");
+			statements.add(new Sql(lock.toString(), lockParameters));
+			statements.add(new Sql(read.toString(), readParameters));
+		}
+		if (!unlocks.isEmpty()) {
+			statements.add(unlock(unlocks));
+		}
+		if (!completes.isEmpty()) {
+			statements.add(new Sql("START TRANSACTION"));
+			List<Object> locks = new ArrayList<>(completes.size());
+			for (Store store : completes) {
+				statements.add(new Sql(this.storeSql, store.key(), store.record().fingerprint(),
+						store.record().response(), store.ttlMicros(), store.lock()));
+				locks.add(store.lock());
+			}
+			statements.add(new Sql("COMMIT"));
+			statements.add(unlock(locks));
+		}
+		return new BatchSql() {
+
+			@Override
+			public List<Sql> statements() {
+				return statements;
+			}
+
+			@Override
+			public BatchAnswer read(List<Result> results) throws SQLException {
+				int next = 0;
+				@Nullable Boolean[] locked = new Boolean[claims.size()];
+				@Nullable StoredRecord[] records = new StoredRecord[claims.size()];
+				if (!claims.isEmpty()) {
+					for (@Nullable
+					Object[] row : results.get(next++).rows()) {
+						int index = ((Number) row[0]).intValue();
+						if (row[1] == null) {
+							throw new SQLException("GET_LOCK failed");
+						}
+						locked[index] = isTrue(row[1]);
+					}
+					Map<String, StoredRecord> found = readRecords(results.get(next++), 2);
+					for (int i = 0; i < claims.size(); i++) {
+						records[i] = found.get(claims.get(i).key());
+					}
+				}
+				boolean[] unlocked = new boolean[unlocks.size()];
+				if (!unlocks.isEmpty()) {
+					unlocked = readUnlocks(results.get(next++), unlocks.size());
+				}
+				boolean[] stored = new boolean[completes.size()];
+				boolean[] storeUnlocked = new boolean[completes.size()];
+				if (!completes.isEmpty()) {
+					next++;
+					for (int i = 0; i < completes.size(); i++) {
+						stored[i] = results.get(next++).updateCount() > 0;
+					}
+					next++;
+					storeUnlocked = readUnlocks(results.get(next), completes.size());
+				}
+				return new BatchAnswer(locked, records, unlocked, stored, storeUnlocked);
+			}
+
+		};
+	}
+
+	@Override
+	List<Sql> rollback() {
+		return List.of(new Sql("ROLLBACK"));
+	}
+
+	@Override
+	Sql heldLocks(SessionInfo session, List<Object> locks) {
+		return new Sql(columns("IS_USED_LOCK(?) = CONNECTION_ID()", locks.size()), locks.toArray());
+	}
+
+	@Override
+	Held[] readHeldLocks(Result result, List<Object> locks) throws SQLException {
+		@Nullable Object[] row = result.firstRow();
+		if (row == null || row.length != locks.size()) {
+			throw new SQLException("Unexpected answer to IS_USED_LOCK");
+		}
+		Held[] held = new Held[locks.size()];
+		for (int i = 0; i < held.length; i++) {
+			held[i] = isTrue(row[i]) ? Held.HELD : Held.NOT_HELD;
+		}
+		return held;
+	}
+
+	@Override
+	List<Sql> restore(List<Object> locks) {
+		// IS_USED_LOCK spends nothing
+		return List.of();
+	}
+
+	@Override
+	Sql unlock(List<Object> locks) {
+		return new Sql(columns("RELEASE_LOCK(?)", locks.size()), locks.toArray());
+	}
+
+	@Override
+	boolean[] readUnlocks(Result result, int count) throws SQLException {
+		@Nullable Object[] row = result.firstRow();
+		if (row == null || row.length != count) {
+			throw new SQLException("Unexpected answer to RELEASE_LOCK");
+		}
+		boolean[] unlocked = new boolean[count];
+		for (int i = 0; i < count; i++) {
+			unlocked[i] = isTrue(row[i]);
+		}
+		return unlocked;
+	}
+
+	@Override
+	Sql records(List<String> keys) {
+		StringBuilder sql = new StringBuilder("SELECT storage_key, fingerprint, response FROM ").append(this.table)
+			.append(" WHERE storage_key IN (");
+		for (int i = 0; i < keys.size(); i++) {
+			sql.append((i > 0) ? ", ?" : "?");
+		}
+		return new Sql(sql.append(") AND expires_at > UTC_TIMESTAMP(6)").toString(), keys.toArray());
+	}
+
+	@Override
+	Map<String, StoredRecord> readRecords(Result result) throws SQLException {
+		Map<String, StoredRecord> records = new HashMap<>();
+		for (@Nullable
+		Object[] row : result.rows()) {
+			records.put(String.valueOf(row[0]), record(row[1], row[2]));
+		}
+		return records;
+	}
+
+	private static Map<String, StoredRecord> readRecords(Result result, int keyColumn) throws SQLException {
+		Map<String, StoredRecord> records = new HashMap<>();
+		for (@Nullable
+		Object[] row : result.rows()) {
+			records.put(String.valueOf(row[keyColumn]), record(row[0], row[1]));
+		}
+		return records;
+	}
+
+	@Override
+	List<Sql> unlockAll() {
+		return List.of(new Sql("SELECT RELEASE_ALL_LOCKS()"));
+	}
+
+	@Override
+	Sql deleteExpired(int limit) {
+		return new Sql(this.deleteExpiredSql, limit);
+	}
+
+	/** {@code SELECT expression, expression, ...} with {@code count} columns. */
+	private static String columns(String expression, int count) {
+		StringBuilder sql = new StringBuilder(8 + count * (expression.length() + 2)).append("SELECT ");
+		for (int i = 0; i < count; i++) {
+			sql.append((i > 0) ? ", " : "").append(expression);
+		}
+		return sql.toString();
+	}
+
+}

@@ -1,0 +1,381 @@
+package dev.idempo.store.jdbc;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+import dev.idempo.store.StoredRecord;
+import dev.idempo.store.jdbc.SqlPipeline.Result;
+import dev.idempo.store.jdbc.SqlPipeline.Sql;
+
+/**
+ * PostgreSQL: a claim is a session-level advisory lock, a completed response is a row of
+ * the table (see {@code schema-postgresql.sql}).
+ * <h2>Lock keys</h2> Locks use the two-key form {@code (int, int)}: the first key is a
+ * namespace ({@link JdbcLockingStore#DEFAULT_LOCK_NAMESPACE} unless configured), the
+ * second the first 32 bits of a SHA-256 digest of the storage key. PostgreSQL keeps the
+ * two-key space apart from the single {@code bigint} key space, so the store never
+ * collides with an application (or a library such as Flyway or ShedLock) that uses
+ * {@code bigint} advisory locks, nor with two-key locks in another namespace; advisory
+ * locks are also per database. Two different storage keys whose 32 bits collide while
+ * both are in flight share one lock: the later one may be answered "in progress" until
+ * the first finishes (a spurious 409, about one in 4 billion pairs), but duplicates of
+ * either key are still excluded, so a collision never runs a handler twice.
+ * <h2>The store condition: a witness lock</h2> A record may be written only while the
+ * claim's session still holds its lock, checked in the same statement that writes it.
+ * PostgreSQL has no function that asks "does this session hold this advisory lock?" short
+ * of scanning {@code pg_locks}, which copies the whole cluster's lock table under its
+ * partition locks on every call (about 0.1 ms of server time per stored response, and it
+ * slows every other lock acquisition meanwhile). So a claim takes its lock twice in one
+ * expression: the exclusive lock, then, only if that succeeded, a <em>shared</em> lock on
+ * the same key, the witness: <pre class="code">
+ * CASE WHEN pg_try_advisory_lock(ns, id) THEN pg_try_advisory_lock_shared(ns, id) ELSE false END
+ * </pre> A session never conflicts with itself, so the witness is always granted then,
+ * and no other session can take either mode while this one holds the exclusive lock. The
+ * witness is taken only together with the exclusive lock, and both are lost together (the
+ * session ends, or {@code pg_advisory_unlock_all()} runs on it), so "this session holds
+ * the witness" is exactly "this claim still holds its lock". The store statement spends
+ * the witness as its condition: <pre class="code">
+ * BEGIN;
+ * INSERT INTO table ... SELECT ... FROM unnest(...) WHERE pg_advisory_unlock_shared(ns, id) ON CONFLICT ... RETURNING storage_key;
+ * COMMIT;
+ * SELECT pg_advisory_unlock(ns, id) FROM unnest(...);
+ * </pre> {@code pg_advisory_unlock_shared} answers {@code true} only if this session held
+ * the witness (compare), and releasing it leaves the exclusive lock held (so nothing is
+ * freed before the commit): an exact compare-and-set in the writing statement, evaluated
+ * once per row. Only after {@code COMMIT} is the exclusive lock released, so any claim
+ * that gets it afterwards reads the committed row. Advisory locks are not transactional:
+ * if the transaction fails after a witness was spent, the exclusive lock is still held
+ * (nothing is ever freed early), only the witness is gone; the failure path reads the
+ * session's own rows of {@code pg_locks} once to learn that ({@link Held#HELD_SPENT}) and
+ * takes the witness again while the exclusive lock proves it may ({@link #restore}). Two
+ * claims of one session whose lock ids collide each hold one count of each mode, so the
+ * counting stays right; on the failure path, where counts cannot be told apart, the store
+ * ends such a session instead.
+ * <h2>Statements</h2> Every statement handles any number of operations through arrays
+ * ({@code unnest}), so a batch has at most seven statement texts, each prepared once by
+ * the server. A batch's claims are one statement that takes the locks of the keys without
+ * an unexpired record, then one that reads the records with a snapshot taken after the
+ * lock attempts (so a record committed by an owner just before it unlocked is always
+ * seen); its unlocks one statement; its completes {@code BEGIN}, one
+ * {@code INSERT ... ON CONFLICT DO UPDATE} ({@code expires_at = now() + ttl}),
+ * {@code COMMIT} and one unlock statement. Every lookup is by primary key
+ * ({@code LATERAL ... LIMIT 1}, which the planner cannot turn into a table scan).
+ * <p>
+ * Lock sessions must be real sessions: a transaction-pooling proxy such as PgBouncer in
+ * {@code transaction} mode breaks session-level advisory locks (session mode is fine).
+ *
+ * @author idempo
+ */
+final class PostgresDialect extends JdbcDialect {
+
+	private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
+		try {
+			return MessageDigest.getInstance("SHA-256");
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
+		}
+	});
+
+	private final int lockNamespace;
+
+	private final String claimLockSql;
+
+	private final String claimReadSql;
+
+	private final String unlockSql;
+
+	private final String storeSql;
+
+	private final String storeUnlockSql;
+
+	private final String heldLocksSql;
+
+	private final String restoreSql;
+
+	private final String recordsSql;
+
+	private final String deleteExpiredSql;
+
+	PostgresDialect(String table, int lockNamespace) {
+		this.lockNamespace = lockNamespace;
+		String ns = Integer.toString(lockNamespace);
+		String unexpired = " WHERE storage_key = c.k AND expires_at > now() LIMIT 1) r";
+		this.claimLockSql = "SELECT c.n, CASE WHEN r.found IS NOT NULL THEN NULL WHEN pg_try_advisory_lock(" + ns
+				+ ", c.id) THEN pg_try_advisory_lock_shared(" + ns + ", c.id) ELSE false END"
+				+ " FROM unnest(?::text[], ?::int[]) WITH ORDINALITY AS c(k, id, n)"
+				+ " LEFT JOIN LATERAL (SELECT 1 AS found FROM " + table + unexpired + " ON true";
+		this.claimReadSql = "SELECT fingerprint, response, c.n FROM unnest(?::text[]) WITH ORDINALITY AS c(k, n)"
+				+ " JOIN LATERAL (SELECT fingerprint, response FROM " + table + unexpired + " ON true";
+		this.unlockSql = "SELECT u.n, pg_advisory_unlock_shared(" + ns + ", u.id), pg_advisory_unlock(" + ns
+				+ ", u.id) FROM unnest(?::int[]) WITH ORDINALITY AS u(id, n)";
+		this.storeSql = "INSERT INTO " + table + " (storage_key, fingerprint, response, created_at, expires_at)"
+				+ " SELECT c.k, c.f, c.r, now(), now() + c.m * INTERVAL '1 microsecond'"
+				+ " FROM unnest(?::text[], ?::text[], ?::bytea[], ?::bigint[], ?::int[]) AS c(k, f, r, m, id)"
+				+ " WHERE pg_advisory_unlock_shared(" + ns + ", c.id)"
+				+ " ON CONFLICT (storage_key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,"
+				+ " response = EXCLUDED.response, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at"
+				+ " RETURNING storage_key";
+		this.storeUnlockSql = "SELECT u.n, pg_advisory_unlock(" + ns
+				+ ", u.id) FROM unnest(?::int[]) WITH ORDINALITY AS u(id, n)";
+		this.heldLocksSql = "SELECT CAST(objid AS bigint), mode FROM pg_locks WHERE locktype = 'advisory'"
+				+ " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+				+ " AND pid = pg_backend_pid() AND classid = CAST(CAST(" + ns + " AS integer) AS oid)"
+				+ " AND objsubid = 2 AND granted";
+		this.restoreSql = "SELECT pg_try_advisory_lock_shared(" + ns + ", u.id) FROM unnest(?::int[]) AS u(id)";
+		this.recordsSql = "SELECT storage_key, fingerprint, response FROM " + table
+				+ " WHERE storage_key = ANY (?::text[]) AND expires_at > now()";
+		this.deleteExpiredSql = "DELETE FROM " + table + " WHERE storage_key IN (SELECT storage_key FROM " + table
+				+ " WHERE expires_at < now() ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)";
+	}
+
+	@Override
+	String name() {
+		return "postgres";
+	}
+
+	int lockNamespace() {
+		return this.lockNamespace;
+	}
+
+	/**
+	 * The second key of the advisory lock of {@code key}; the first is the namespace.
+	 * @param key the storage key
+	 * @return the lock id
+	 */
+	int lockId(String key) {
+		MessageDigest digest = SHA256.get();
+		return ByteBuffer.wrap(digest.digest(key.getBytes(StandardCharsets.UTF_8))).getInt();
+	}
+
+	@Override
+	Object lockOf(SessionInfo session, String key) {
+		return lockId(key);
+	}
+
+	@Override
+	SessionInfo openSession(Connection connection, JdbcStoreSettings settings) throws SQLException {
+		String product = connection.getMetaData().getDatabaseProductName();
+		if (!"PostgreSQL".equalsIgnoreCase(product)) {
+			throw new SQLException("The postgres idempotency store needs PostgreSQL, not " + product);
+		}
+		// each statement of a round trip must see what committed before it started
+		connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+		int version = connection.getMetaData().getDatabaseMajorVersion();
+		StringBuilder sql = new StringBuilder("SELECT pg_backend_pid(), set_config('statement_timeout', ?, false)");
+		List<Object> parameters = new ArrayList<>(List.of(settings.timeout().toMillis() + "ms"));
+		if (version >= 12) {
+			// the statements take arrays, whose custom plans would be made afresh on
+			// every execution; the generic plan is the same index lookup
+			sql.append(", set_config('plan_cache_mode', 'force_generic_plan', false)");
+		}
+		if (version >= 14) {
+			// PostgreSQL 14+ ends the session, and frees its locks, if this instance
+			// vanishes without closing it
+			sql.append(", set_config('idle_session_timeout', ?, false)");
+			parameters.add(settings.sessionIdleTimeout().toMillis() + "ms");
+		}
+		Sql setUp = new Sql(sql.toString(), parameters.toArray());
+		@Nullable Object[] row = SqlPipeline.run(connection, true, settings.timeoutSeconds(), List.of(setUp)).get(0).firstRow();
+		if (row == null) {
+			throw new SQLException("pg_backend_pid() answered nothing");
+		}
+		return new SessionInfo(((Number) row[0]).longValue(), "", true);
+	}
+
+	@Override
+	BatchSql batch(SessionInfo session, List<Lock> claims, List<Object> unlocks, List<Store> completes) {
+		List<Sql> statements = new ArrayList<>(7);
+		if (!claims.isEmpty()) {
+			String[] keys = new String[claims.size()];
+			int[] ids = new int[claims.size()];
+			for (int i = 0; i < keys.length; i++) {
+				keys[i] = claims.get(i).key();
+				ids[i] = (Integer) claims.get(i).lock();
+			}
+			statements.add(new Sql(this.claimLockSql, keys, ids));
+			statements.add(new Sql(this.claimReadSql, (Object) keys));
+		}
+		if (!unlocks.isEmpty()) {
+			statements.add(unlock(unlocks));
+		}
+		if (!completes.isEmpty()) {
+			int count = completes.size();
+			String[] keys = new String[count];
+			String[] fingerprints = new String[count];
+			byte[][] responses = new byte[count][];
+			long[] ttls = new long[count];
+			int[] ids = new int[count];
+			for (int i = 0; i < count; i++) {
+				Store store = completes.get(i);
+				keys[i] = store.key();
+				fingerprints[i] = store.record().fingerprint();
+				responses[i] = store.record().response();
+				ttls[i] = store.ttlMicros();
+				ids[i] = (Integer) store.lock();
+			}
+			statements.add(new Sql("BEGIN"));
+			statements.add(new Sql(this.storeSql, keys, fingerprints, responses, ttls, ids));
+			statements.add(new Sql("COMMIT"));
+			statements.add(new Sql(this.storeUnlockSql, (Object) ids));
+		}
+		return new BatchSql() {
+
+			@Override
+			public List<Sql> statements() {
+				return statements;
+			}
+
+			@Override
+			public BatchAnswer read(List<Result> results) throws SQLException {
+				int next = 0;
+				@Nullable Boolean[] locked = new Boolean[claims.size()];
+				@Nullable StoredRecord[] records = new StoredRecord[claims.size()];
+				if (!claims.isEmpty()) {
+					for (@Nullable
+					Object[] row : results.get(next++).rows()) {
+						locked[index(row[0], claims.size())] = (row[1] != null) ? Boolean.TRUE.equals(row[1]) : null;
+					}
+					for (@Nullable
+					Object[] row : results.get(next++).rows()) {
+						records[index(row[2], claims.size())] = record(row[0], row[1]);
+					}
+				}
+				boolean[] unlocked = new boolean[unlocks.size()];
+				if (!unlocks.isEmpty()) {
+					unlocked = readUnlocks(results.get(next++), unlocks.size());
+				}
+				boolean[] stored = new boolean[completes.size()];
+				boolean[] storeUnlocked = new boolean[completes.size()];
+				if (!completes.isEmpty()) {
+					next++;
+					Map<String, Integer> positions = new HashMap<>();
+					for (int i = 0; i < completes.size(); i++) {
+						positions.put(completes.get(i).key(), i);
+					}
+					for (@Nullable
+					Object[] row : results.get(next++).rows()) {
+						Integer position = positions.get(String.valueOf(row[0]));
+						if (position == null) {
+							throw new SQLException("Unexpected key stored: " + row[0]);
+						}
+						stored[position] = true;
+					}
+					next++;
+					for (@Nullable
+					Object[] row : results.get(next++).rows()) {
+						storeUnlocked[index(row[0], completes.size())] = Boolean.TRUE.equals(row[1]);
+					}
+				}
+				return new BatchAnswer(locked, records, unlocked, stored, storeUnlocked);
+			}
+
+		};
+	}
+
+	@Override
+	List<Sql> rollback() {
+		return List.of(new Sql("ROLLBACK"));
+	}
+
+	@Override
+	Sql heldLocks(SessionInfo session, List<Object> locks) {
+		return new Sql(this.heldLocksSql);
+	}
+
+	@Override
+	Held[] readHeldLocks(Result result, List<Object> locks) throws SQLException {
+		Map<Integer, Boolean> witnessed = new HashMap<>();
+		for (@Nullable
+		Object[] row : result.rows()) {
+			int id = (int) ((Number) row[0]).longValue();
+			String mode = String.valueOf(row[1]);
+			if ("ExclusiveLock".equals(mode)) {
+				witnessed.putIfAbsent(id, false);
+			}
+			else if ("ShareLock".equals(mode)) {
+				witnessed.put(id, true);
+			}
+		}
+		Held[] held = new Held[locks.size()];
+		for (int i = 0; i < held.length; i++) {
+			Boolean witness = witnessed.get((Integer) locks.get(i));
+			held[i] = (witness == null) ? Held.NOT_HELD : (witness ? Held.HELD : Held.HELD_SPENT);
+		}
+		return held;
+	}
+
+	@Override
+	List<Sql> restore(List<Object> locks) {
+		return List.of(new Sql(this.restoreSql, (Object) ids(locks)));
+	}
+
+	@Override
+	Sql unlock(List<Object> locks) {
+		return new Sql(this.unlockSql, (Object) ids(locks));
+	}
+
+	@Override
+	boolean[] readUnlocks(Result result, int count) throws SQLException {
+		boolean[] unlocked = new boolean[count];
+		for (@Nullable
+		Object[] row : result.rows()) {
+			// the exclusive lock is the claim's; the witness may have been spent
+			unlocked[index(row[0], count)] = Boolean.TRUE.equals(row[2]);
+		}
+		return unlocked;
+	}
+
+	@Override
+	Sql records(List<String> keys) {
+		return new Sql(this.recordsSql, (Object) keys.toArray(new String[0]));
+	}
+
+	@Override
+	Map<String, StoredRecord> readRecords(Result result) throws SQLException {
+		Map<String, StoredRecord> records = new HashMap<>();
+		for (@Nullable
+		Object[] row : result.rows()) {
+			records.put(String.valueOf(row[0]), record(row[1], row[2]));
+		}
+		return records;
+	}
+
+	@Override
+	List<Sql> unlockAll() {
+		// an aborted transaction would refuse the unlock
+		return List.of(new Sql("ROLLBACK"), new Sql("SELECT pg_advisory_unlock_all()"));
+	}
+
+	@Override
+	Sql deleteExpired(int limit) {
+		return new Sql(this.deleteExpiredSql, limit);
+	}
+
+	private static int[] ids(List<Object> locks) {
+		int[] ids = new int[locks.size()];
+		for (int i = 0; i < ids.length; i++) {
+			ids[i] = (Integer) locks.get(i);
+		}
+		return ids;
+	}
+
+	/** The 0-based position of a row from its {@code WITH ORDINALITY} number. */
+	private static int index(@Nullable Object ordinality, int count) throws SQLException {
+		if (!(ordinality instanceof Number number) || number.longValue() < 1 || number.longValue() > count) {
+			throw new SQLException("Unexpected row number: " + ordinality);
+		}
+		return number.intValue() - 1;
+	}
+
+}
