@@ -123,6 +123,33 @@ class PostgresLockingStoreTest extends JdbcLockingStoreTests {
 	}
 
 	@Test
+	void queuedUnlockOfACollidingLockEndsTheSessionInsteadOfRunning() throws Exception {
+		JdbcLockingStore store = extraStore(settings().withLockSessions(1)
+			.withTimeout(Duration.ofSeconds(1))
+			.withSessionCheckInterval(Duration.ofSeconds(30)));
+		JdbcLockingStore elsewhere = extraStore(settings());
+		String[] keys = collidingKeys(store);
+		Lease first = ((ClaimResult.Acquired) store.claim(keys[0], LOCK_TTL)).lease();
+		Lease second = ((ClaimResult.Acquired) store.claim(keys[1], LOCK_TTL)).lease();
+		// the session stays busy: the release queues its unlock
+		Occupier occupier = new Occupier(store, 0);
+		try {
+			assertThat(store.release(first)).isTrue();
+		}
+		finally {
+			occupier.free();
+		}
+		// the shared lock's counts cannot be told apart: the session is ended, which
+		// frees both keys, and the second claim is lost rather than kept on a guess
+		await().atMost(Duration.ofSeconds(10)).until(() -> !store.renew(second, LOCK_TTL));
+		Lease theirs = ((ClaimResult.Acquired) elsewhere.claim(keys[1], LOCK_TTL)).lease();
+		assertThat(store.complete(second, record("lost"), TTL)).isFalse();
+		assertThat(elsewhere.complete(theirs, record("theirs"), TTL)).isTrue();
+		assertThat(((ClaimResult.Completed) store.claim(keys[1], LOCK_TTL)).record()).isEqualTo(record("theirs"));
+		assertThat(store.claim(keys[0], LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
 	void completeStoresNothingOnceItsSessionNoLongerHoldsTheLock() throws Exception {
 		JdbcLockingStore store = extraStore(settings().withLockSessions(1));
 		JdbcLockingStore elsewhere = extraStore(settings());
