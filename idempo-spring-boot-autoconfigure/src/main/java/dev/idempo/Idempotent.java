@@ -49,4 +49,16 @@ public @interface Idempotent {
 	 */
 	boolean required() default false;
 
+	/**
+	 * Whether the handler runs inside one transaction of the application's
+	 * {@code PlatformTransactionManager} that also writes the response record, so that
+	 * the handler's database writes and the record commit together or not at all; the
+	 * response is sent only after the commit. Only with {@code idempo.store.type}
+	 * {@code postgres} or {@code mysql}; on any other store the application fails at
+	 * start-up. {@code idempo.transactional=true} turns it on for every
+	 * {@code @Idempotent} handler.
+	 * @return whether the handler and its record share one transaction
+	 */
+	boolean transactional() default false;
+
 }

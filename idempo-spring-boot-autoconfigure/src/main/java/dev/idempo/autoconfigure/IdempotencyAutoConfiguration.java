@@ -1,10 +1,12 @@
 package dev.idempo.autoconfigure;
 
 import java.time.Clock;
+import java.util.Objects;
 
 import jakarta.servlet.DispatcherType;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import dev.idempo.Idempotent;
 import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
@@ -22,6 +24,7 @@ import dev.idempo.web.IdempotencyRequestListener;
 import dev.idempo.web.IdempotencyResponseBodyAdvice;
 import dev.idempo.web.IdempotentHandlers;
 import dev.idempo.web.StreamingReturnValueHandler;
+import dev.idempo.web.TransactionalIdempotency;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -119,17 +122,34 @@ public final class IdempotencyAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotentHandlers idempotentHandlers(IdempotencyProperties properties, ConfigurableBeanFactory beanFactory) {
-		return new IdempotentHandlers(new EmbeddedValueResolver(beanFactory), properties.getResponseTtl());
+		return new IdempotentHandlers(new EmbeddedValueResolver(beanFactory), properties.getResponseTtl(),
+				properties.isTransactional(), transactionalUnavailable(properties, beanFactory));
+	}
+
+	/**
+	 * Why transactional handlers cannot run, {@code null} if they can. Looked up by bean
+	 * name, so that applications without spring-tx never load its classes.
+	 */
+	private static @Nullable String transactionalUnavailable(IdempotencyProperties properties,
+			ConfigurableBeanFactory beanFactory) {
+		StoreType type = properties.getStore().getType();
+		if (type != StoreType.POSTGRES && type != StoreType.MYSQL) {
+			return "idempo.store.type is " + type.name().toLowerCase(java.util.Locale.ROOT);
+		}
+		if (!beanFactory.containsBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME)) {
+			return "Spring's transaction support (spring-tx) or Spring JDBC is not on the class path";
+		}
+		return null;
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyInterceptor idempotencyInterceptor(LockingStore store, IdempotentHandlers handlers,
 			CallerScopeResolver callerScopeResolver, ObjectProvider<IdempotencyListener> listeners,
-			IdempotencyProperties properties, LeaseRenewer leaseRenewer) {
+			IdempotencyProperties properties, LeaseRenewer leaseRenewer, ConfigurableBeanFactory beanFactory) {
 		return new IdempotencyInterceptor(store, handlers, callerScopeResolver,
 				CompositeIdempotencyListener.of(listeners.orderedStream().toList()), properties.toSettings(),
-				leaseRenewer);
+				leaseRenewer, transactional(beanFactory));
 	}
 
 	@Bean
@@ -198,11 +218,25 @@ public final class IdempotencyAutoConfiguration {
 	 */
 	@Bean
 	SmartInitializingSingleton idempotentHandlersValidator(IdempotentHandlers handlers,
-			ObjectProvider<RequestMappingHandlerMapping> mappings) {
-		return () -> mappings.orderedStream()
-			.flatMap((mapping) -> mapping.getHandlerMethods().values().stream())
-			.map(HandlerMethod::createWithResolvedBean)
-			.forEach(handlers::policy);
+			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotencyProperties properties,
+			ConfigurableBeanFactory beanFactory) {
+		return () -> {
+			boolean anyTransactional = mappings.orderedStream()
+				.flatMap((mapping) -> mapping.getHandlerMethods().values().stream())
+				.map(HandlerMethod::createWithResolvedBean)
+				.map(handlers::policy)
+				.filter(Objects::nonNull)
+				.reduce(false, (any, policy) -> any || policy.transactional(), Boolean::logicalOr);
+			if (anyTransactional) {
+				JdbcStoreConfiguration.verifyTransactional(properties.getStore().getType(),
+						(TransactionalIdempotency) beanFactory.getBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME));
+			}
+		};
+	}
+
+	private static @Nullable TransactionalIdempotency transactional(ConfigurableBeanFactory beanFactory) {
+		return beanFactory.containsBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME)
+				? (TransactionalIdempotency) beanFactory.getBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME) : null;
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -76,11 +76,25 @@ public class IdempotencyProperties {
 	 */
 	private int filterOrder = 0;
 
+	/**
+	 * Whether every @Idempotent handler runs in one transaction with its response record,
+	 * as with @Idempotent(transactional = true). Only with the postgres and mysql stores.
+	 */
+	private boolean transactional;
+
 	private final Conflict conflict = new Conflict();
 
 	private final StoreFailure storeFailure = new StoreFailure();
 
 	private final Store store = new Store();
+
+	public boolean isTransactional() {
+		return this.transactional;
+	}
+
+	public void setTransactional(boolean transactional) {
+		this.transactional = transactional;
+	}
 
 	public boolean isEnabled() {
 		return this.enabled;

@@ -1,5 +1,6 @@
 package dev.idempo.autoconfigure;
 
+import java.lang.reflect.Method;
 import java.sql.SQLException;
 import java.util.Locale;
 import java.util.Properties;
@@ -14,6 +15,8 @@ import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.jdbc.JdbcLockingStore;
 import dev.idempo.store.jdbc.JdbcStoreSettings;
+import dev.idempo.store.jdbc.TransactionalRecords;
+import dev.idempo.web.TransactionalIdempotency;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -29,7 +32,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
 
 /**
  * The PostgreSQL and MySQL/MariaDB stores, for {@code idempo.store.type=postgres} and
@@ -57,6 +63,15 @@ class JdbcStoreConfiguration {
 
 	/** The name (or qualifier) of a {@link DataSource} dedicated to idempo. */
 	static final String DATA_SOURCE_BEAN_NAME = "idempotencyDataSource";
+
+	/**
+	 * The name of a {@link PlatformTransactionManager} that transactional handlers use
+	 * instead of the application's (unique or primary) one.
+	 */
+	static final String TRANSACTION_MANAGER_BEAN_NAME = "idempotencyTransactionManager";
+
+	/** The name of the bean that runs transactional handlers. */
+	static final String TRANSACTIONAL_BEAN_NAME = "idempotencyTransactional";
 
 	private static final boolean HIKARI_PRESENT = ClassUtils.isPresent("com.zaxxer.hikari.HikariDataSource",
 			JdbcStoreConfiguration.class.getClassLoader());
@@ -226,9 +241,83 @@ class JdbcStoreConfiguration {
 				properties.getStore().getJdbc().getTableName());
 	}
 
+	/**
+	 * Transactional mode: on the data source of the record table (the dedicated one, else
+	 * the application's), with the transaction manager named
+	 * {@value #TRANSACTION_MANAGER_BEAN_NAME}, else the application's unique or primary
+	 * one, looked up when a transactional handler first needs it.
+	 */
+	static TransactionalIdempotency transactional(StoreType type, IdempotencyProperties properties,
+			ObjectProvider<DataSource> dedicated, ObjectProvider<DataSource> application,
+			ObjectProvider<PlatformTransactionManager> named, ObjectProvider<PlatformTransactionManager> any) {
+		IdempotencyProperties.Store.Jdbc jdbc = properties.getStore().getJdbc();
+		TransactionalRecords records = (type == StoreType.POSTGRES)
+				? TransactionalRecords.postgres(jdbc.getTableName(), jdbc.getPostgres().getLockNamespace())
+				: TransactionalRecords.mysql(jdbc.getTableName(), jdbc.getMysql().getLockPrefix());
+		return new TransactionalIdempotency(() -> transactionManager(type, named, any),
+				schemaDataSource(type, dedicated, application), records, jdbc.getTimeout(), type == StoreType.POSTGRES);
+	}
+
+	private static PlatformTransactionManager transactionManager(StoreType type,
+			ObjectProvider<PlatformTransactionManager> named, ObjectProvider<PlatformTransactionManager> any) {
+		PlatformTransactionManager own = named.getIfAvailable();
+		if (own != null) {
+			return own;
+		}
+		PlatformTransactionManager transactionManager = any.getIfUnique();
+		if (transactionManager == null) {
+			throw new IdempotencyStoreUnavailableException(type,
+					"transactional @Idempotent handlers need a PlatformTransactionManager of the DataSource that "
+							+ "holds the record table, and the application has none (or several and none is "
+							+ "@Primary).",
+					"Add org.springframework.boot:spring-boot-starter-jdbc (or -data-jpa), which configures one, or "
+							+ "declare a PlatformTransactionManager bean named '" + TRANSACTION_MANAGER_BEAN_NAME
+							+ "' for idempo.");
+		}
+		return transactionManager;
+	}
+
+	/**
+	 * Checks at start-up, for transactional handlers, that the transaction manager can be
+	 * had and manages the record table's data source, where it tells which one it manages
+	 * ({@code getDataSource()}, as the JDBC and JPA transaction managers do).
+	 */
+	static void verifyTransactional(StoreType type, TransactionalIdempotency transactional) {
+		PlatformTransactionManager transactionManager = transactional.transactionManager();
+		Method getter = ReflectionUtils.findMethod(transactionManager.getClass(), "getDataSource");
+		if (getter == null || getter.getParameterCount() != 0) {
+			return;
+		}
+		Object managed = ReflectionUtils.invokeMethod(getter, transactionManager);
+		if (managed instanceof TransactionAwareDataSourceProxy proxy) {
+			managed = proxy.getTargetDataSource();
+		}
+		if (managed != null && managed != transactional.dataSource()) {
+			throw new IdempotencyStoreUnavailableException(type,
+					"transactional @Idempotent handlers run in a transaction of "
+							+ transactionManager.getClass().getName()
+							+ ", which manages another DataSource than the one that holds idempo's record table, so "
+							+ "the handler's writes and its record would not commit together.",
+					"Keep the record table in the application's database (remove the '" + DATA_SOURCE_BEAN_NAME
+							+ "' bean), or declare a PlatformTransactionManager of the record table's DataSource "
+							+ "named '" + TRANSACTION_MANAGER_BEAN_NAME + "'.");
+		}
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnProperty(name = "idempo.store.type", havingValue = "postgres")
 	static class PostgresStoreConfiguration {
+
+		@Bean(TRANSACTIONAL_BEAN_NAME)
+		@ConditionalOnClass(PlatformTransactionManager.class)
+		@ConditionalOnMissingBean(TransactionalIdempotency.class)
+		TransactionalIdempotency idempotencyTransactional(IdempotencyProperties properties,
+				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
+				ObjectProvider<DataSource> application,
+				@Qualifier(TRANSACTION_MANAGER_BEAN_NAME) ObjectProvider<PlatformTransactionManager> named,
+				ObjectProvider<PlatformTransactionManager> any) {
+			return transactional(StoreType.POSTGRES, properties, dedicated, application, named, any);
+		}
 
 		@Bean
 		@ConditionalOnMissingBean(IdempotencyJdbcSchemaInitializer.class)
@@ -256,6 +345,17 @@ class JdbcStoreConfiguration {
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnProperty(name = "idempo.store.type", havingValue = "mysql")
 	static class MySqlStoreConfiguration {
+
+		@Bean(TRANSACTIONAL_BEAN_NAME)
+		@ConditionalOnClass(PlatformTransactionManager.class)
+		@ConditionalOnMissingBean(TransactionalIdempotency.class)
+		TransactionalIdempotency idempotencyTransactional(IdempotencyProperties properties,
+				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
+				ObjectProvider<DataSource> application,
+				@Qualifier(TRANSACTION_MANAGER_BEAN_NAME) ObjectProvider<PlatformTransactionManager> named,
+				ObjectProvider<PlatformTransactionManager> any) {
+			return transactional(StoreType.MYSQL, properties, dedicated, application, named, any);
+		}
 
 		@Bean
 		@ConditionalOnMissingBean(IdempotencyJdbcSchemaInitializer.class)

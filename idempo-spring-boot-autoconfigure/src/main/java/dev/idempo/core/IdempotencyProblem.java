@@ -32,7 +32,22 @@ public enum IdempotencyProblem {
 	REQUEST_TOO_LARGE(HttpStatus.CONTENT_TOO_LARGE, "request-too-large", "Request too large for an idempotency key"),
 
 	/** The idempotency store could not be reached; the handler did not run. */
-	STORE_UNAVAILABLE(HttpStatus.SERVICE_UNAVAILABLE, "store-unavailable", "Idempotency store unavailable");
+	STORE_UNAVAILABLE(HttpStatus.SERVICE_UNAVAILABLE, "store-unavailable", "Idempotency store unavailable"),
+
+	/**
+	 * A transactional handler ran, but its transaction could not be committed, or it is
+	 * unknown whether it was (the connection was lost while committing). A retry with the
+	 * same key replays the response if it committed and runs the handler if it did not.
+	 */
+	COMMIT_FAILED(HttpStatus.SERVICE_UNAVAILABLE, "commit-failed", "Transaction not committed"),
+
+	/**
+	 * Replayed for a key whose transactional handler committed a response that is not
+	 * replayable (larger than {@code idempo.max-response-size}): the request was
+	 * processed, but its response cannot be sent again.
+	 */
+	RESPONSE_NOT_REPLAYABLE(HttpStatus.GONE, "response-not-replayable",
+			"The response of this idempotent request cannot be replayed");
 
 	/** The prefix of every problem type. */
 	public static final String TYPE_PREFIX = "https://idempo.dev/problems/";

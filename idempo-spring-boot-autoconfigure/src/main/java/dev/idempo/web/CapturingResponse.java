@@ -139,6 +139,15 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
+	 * How many body bytes are held back.
+	 * @return the size of the captured body so far
+	 */
+	public int capturedLength() {
+		flushWriter();
+		return this.buffer.size();
+	}
+
+	/**
 	 * Whether the application called {@code sendError}: the container renders the body
 	 * later, outside of this request's filter chain.
 	 * @return whether an error was sent

@@ -8,6 +8,9 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
+import dev.idempo.core.IdempotencyListener;
+import dev.idempo.core.IdempotencyListener.NotStoredReason;
+
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.util.WebUtils;
 
@@ -62,6 +65,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			chain.doFilter(wrappedRequest, wrappedResponse);
 		}
 		catch (IOException | ServletException | RuntimeException | Error ex) {
+			abandonTransaction(request);
 			IdempotentExecution execution = IdempotentExecution.of(request);
 			if (execution != null) {
 				capture.discard();
@@ -69,6 +73,7 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			}
 			throw ex;
 		}
+		abandonTransaction(request);
 		IdempotentExecution execution = IdempotentExecution.of(request);
 		if (wrappedRequest.isAsyncStarted()) {
 			if (execution != null && !isAsyncDispatch(request)) {
@@ -85,6 +90,23 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			}
 		}
 		capture.flushToClient();
+	}
+
+	/**
+	 * A transactional handler's transaction ends in the interceptor, on this thread; if
+	 * the request left Spring MVC without that (a filter after this one failed, say), it
+	 * is rolled back here, so that it never stays bound to the thread for its next
+	 * request. The attribute is looked for first, so that applications without spring-tx
+	 * never load the class.
+	 */
+	private static void abandonTransaction(HttpServletRequest request) {
+		if (request.getAttribute(TransactionalExecution.ATTRIBUTE) != null) {
+			TransactionalExecution execution = TransactionalExecution.of(request);
+			if (execution != null) {
+				execution.abandon(new IdempotencyListener() {
+				}, NotStoredReason.EXCEPTION);
+			}
+		}
 	}
 
 	/**

@@ -20,6 +20,7 @@ import dev.idempo.core.IdempotencyKeyParser;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.RequestOutcome;
+import dev.idempo.core.IdempotencyListener.StoreOperation;
 import dev.idempo.core.IdempotencyProblem;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.InvalidIdempotencyKeyException;
@@ -29,10 +30,12 @@ import dev.idempo.core.RequestFingerprint;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.LockingStore;
+import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.StoredRecord;
 
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.AsyncHandlerInterceptor;
+import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.util.WebUtils;
 
 /**
@@ -65,6 +68,8 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 
 	private final LeaseRenewer leaseRenewer;
 
+	private final @Nullable TransactionalIdempotency transactional;
+
 	/**
 	 * Creates an interceptor.
 	 * @param store the store
@@ -77,6 +82,23 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	public IdempotencyInterceptor(LockingStore store, IdempotentHandlers handlers,
 			CallerScopeResolver callerScopeResolver, IdempotencyListener listener, IdempotencySettings settings,
 			LeaseRenewer leaseRenewer) {
+		this(store, handlers, callerScopeResolver, listener, settings, leaseRenewer, null);
+	}
+
+	/**
+	 * Creates an interceptor that also runs transactional handlers.
+	 * @param store the store
+	 * @param handlers the handler policies
+	 * @param callerScopeResolver the caller scope resolver
+	 * @param listener the listener for metrics
+	 * @param settings the settings
+	 * @param leaseRenewer renews leases on stores whose claims expire
+	 * @param transactional runs transactional handlers, {@code null} if there are none
+	 */
+	public IdempotencyInterceptor(LockingStore store, IdempotentHandlers handlers,
+			CallerScopeResolver callerScopeResolver, IdempotencyListener listener, IdempotencySettings settings,
+			LeaseRenewer leaseRenewer, @Nullable TransactionalIdempotency transactional) {
+		this.transactional = transactional;
 		this.listener = listener;
 		this.store = new ObservedLockingStore(store, listener);
 		this.handlers = handlers;
@@ -136,6 +158,9 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 							+ " bytes, the most an idempotent request may send.",
 					null);
 		}
+		if (policy.transactional()) {
+			return beginTransactional(request, response, capture, storageKey, fingerprint, policy);
+		}
 		ClaimResult claim;
 		try {
 			claim = claim(storageKey);
@@ -162,6 +187,84 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		}
 		this.listener.onRequest(RequestOutcome.EXECUTED);
 		return true;
+	}
+
+	private boolean beginTransactional(HttpServletRequest request, HttpServletResponse response,
+			CapturingResponse capture, String storageKey, String fingerprint, IdempotentHandlers.Policy policy)
+			throws IOException {
+		TransactionalIdempotency transactional = this.transactional;
+		if (transactional == null) {
+			throw new IllegalStateException("A transactional @Idempotent handler was reached, but transactional "
+					+ "mode is not configured (it needs the postgres or mysql store)");
+		}
+		TransactionalIdempotency.Begun begun;
+		long start = System.nanoTime();
+		try {
+			begun = transactional.begin(storageKey, fingerprint, policy.ttl());
+		}
+		catch (LockingStoreException ex) {
+			this.listener.onStoreOperation(transactional.storeName(), StoreOperation.CLAIM, System.nanoTime() - start,
+					false);
+			return storeFailed(request, response, ex);
+		}
+		this.listener.onStoreOperation(transactional.storeName(), StoreOperation.CLAIM, System.nanoTime() - start,
+				true);
+		TransactionalExecution execution = begun.execution();
+		if (execution != null) {
+			request.setAttribute(TransactionalExecution.ATTRIBUTE, execution);
+			// held back whatever its size: nothing may reach the client before the
+			// commit
+			capture.startCapture(Long.MAX_VALUE);
+			this.listener.onRequest(RequestOutcome.EXECUTED);
+			return true;
+		}
+		StoredRecord record = begun.record();
+		if (record != null) {
+			return replay(request, response, record, fingerprint);
+		}
+		return reject(request, response, RequestOutcome.CONFLICT, IdempotencyProblem.IN_PROGRESS,
+				"A request with the same idempotency key is still being processed; retry later.",
+				this.settings.conflictRetryAfter());
+	}
+
+	/**
+	 * Ends a transactional handler's transaction, on the request thread, after the
+	 * response was rendered into the held-back buffer and before the filter lets it go.
+	 */
+	@Override
+	public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler,
+			@Nullable Exception ex) throws Exception {
+		// only touched when transactional mode exists, which spring-tx comes with
+		if (this.transactional == null || request.getAttribute(TransactionalExecution.ATTRIBUTE) == null) {
+			return;
+		}
+		TransactionalExecution execution = TransactionalExecution.of(request);
+		if (execution == null || execution.isEnded()) {
+			return;
+		}
+		boolean handlerFailed = ex != null || request.getAttribute(DispatcherServlet.EXCEPTION_ATTRIBUTE) != null
+				|| request.getAttribute(WebUtils.ERROR_EXCEPTION_ATTRIBUTE) != null;
+		execution.end(request, WebUtils.getNativeResponse(response, CapturingResponse.class), handlerFailed,
+				this.listener, this.settings);
+	}
+
+	/**
+	 * A transactional handler returned an asynchronous result, which the start-up checks
+	 * did not see in its declared return type: its transaction cannot follow it to
+	 * another thread, so it is rolled back now and the key freed.
+	 */
+	@Override
+	public void afterConcurrentHandlingStarted(HttpServletRequest request, HttpServletResponse response,
+			Object handler) {
+		if (this.transactional == null || request.getAttribute(TransactionalExecution.ATTRIBUTE) == null) {
+			return;
+		}
+		TransactionalExecution execution = TransactionalExecution.of(request);
+		if (execution != null && execution.abandon(this.listener, NotStoredReason.STREAMING)) {
+			logger.error("The transactional @Idempotent handler " + handler + " returned an asynchronous result; "
+					+ "its transaction was rolled back and its response is not protected. Return the response "
+					+ "body or a ResponseEntity from transactional handlers.");
+		}
 	}
 
 	private List<String> keyHeaders(HttpServletRequest request) {

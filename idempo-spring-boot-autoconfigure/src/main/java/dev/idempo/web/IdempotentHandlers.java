@@ -4,6 +4,9 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.jspecify.annotations.Nullable;
@@ -19,6 +22,8 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.HttpEntity;
 import org.springframework.util.StringUtils;
 import org.springframework.util.StringValueResolver;
+import org.springframework.web.context.request.async.DeferredResult;
+import org.springframework.web.context.request.async.WebAsyncTask;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
 import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
@@ -41,14 +46,34 @@ public class IdempotentHandlers {
 
 	private final Duration defaultTtl;
 
+	private final boolean defaultTransactional;
+
+	private final @Nullable String transactionalUnavailable;
+
 	/**
-	 * Creates a registry.
+	 * Creates a registry without transactional handlers.
 	 * @param placeholderResolver resolves {@code ${...}} in TTLs
 	 * @param defaultTtl the TTL of handlers that do not set one
 	 */
 	public IdempotentHandlers(StringValueResolver placeholderResolver, Duration defaultTtl) {
+		this(placeholderResolver, defaultTtl, false, "no transactional support was configured");
+	}
+
+	/**
+	 * Creates a registry.
+	 * @param placeholderResolver resolves {@code ${...}} in TTLs
+	 * @param defaultTtl the TTL of handlers that do not set one
+	 * @param defaultTransactional whether every handler is transactional
+	 * ({@code idempo.transactional})
+	 * @param transactionalUnavailable why transactional handlers cannot run here, or
+	 * {@code null} if they can
+	 */
+	public IdempotentHandlers(StringValueResolver placeholderResolver, Duration defaultTtl,
+			boolean defaultTransactional, @Nullable String transactionalUnavailable) {
 		this.placeholderResolver = placeholderResolver;
 		this.defaultTtl = defaultTtl;
+		this.defaultTransactional = defaultTransactional;
+		this.transactionalUnavailable = transactionalUnavailable;
 	}
 
 	/**
@@ -74,8 +99,39 @@ public class IdempotentHandlers {
 		if (idempotent == null) {
 			return null;
 		}
+		boolean transactional = idempotent.transactional() || this.defaultTransactional;
+		if (transactional) {
+			checkTransactional(idempotent, handlerMethod);
+		}
 		return new Policy(ttl(idempotent, handlerMethod), idempotent.cacheResponse(), idempotent.required(),
-				isStreaming(handlerMethod.getReturnType()));
+				isStreaming(handlerMethod.getReturnType()), transactional);
+	}
+
+	private void checkTransactional(Idempotent idempotent, HandlerMethod handlerMethod) {
+		String how = idempotent.transactional() ? "@Idempotent(transactional = true)" : "idempo.transactional=true";
+		if (this.transactionalUnavailable != null) {
+			throw new IdempotentHandlerException(handlerMethod,
+					how + " on " + handlerMethod + " needs the postgres or mysql store: "
+							+ this.transactionalUnavailable,
+					"Set idempo.store.type to postgres or mysql (the records must live in the database the handler "
+							+ "writes to), or remove transactional = true from the handler"
+							+ (idempotent.transactional() ? "" : " and set idempo.transactional=false"));
+		}
+		if (!idempotent.cacheResponse()) {
+			throw new IdempotentHandlerException(handlerMethod,
+					how + " on " + handlerMethod + " cannot be combined with cacheResponse = false: a "
+							+ "transactional handler's writes commit only together with the record that answers "
+							+ "its retries",
+					"Remove cacheResponse = false, or make the handler non-transactional.");
+		}
+		if (isAsynchronous(handlerMethod.getReturnType())) {
+			throw new IdempotentHandlerException(handlerMethod,
+					how + " on " + handlerMethod + " cannot run a handler that returns "
+							+ handlerMethod.getReturnType().getParameterType().getSimpleName()
+							+ ": its transaction is bound to the request thread, and an asynchronous or streaming "
+							+ "response would be written after it ended",
+					"Return the response body or a ResponseEntity from the handler, or make it non-transactional.");
+		}
 	}
 
 	private Duration ttl(Idempotent idempotent, HandlerMethod handlerMethod) {
@@ -120,6 +176,26 @@ public class IdempotentHandlers {
 	}
 
 	/**
+	 * Whether the handler's response is produced after the handler returns (an
+	 * asynchronous or streaming return value), declared as such.
+	 */
+	private static boolean isAsynchronous(MethodParameter returnType) {
+		Class<?> type = returnType.getParameterType();
+		if (HttpEntity.class.isAssignableFrom(type)) {
+			Class<?> bodyType = ResolvableType.forMethodParameter(returnType).getGeneric(0).resolve();
+			if (bodyType == null) {
+				return false;
+			}
+			type = bodyType;
+		}
+		return Callable.class.isAssignableFrom(type) || WebAsyncTask.class.isAssignableFrom(type)
+				|| DeferredResult.class.isAssignableFrom(type) || CompletionStage.class.isAssignableFrom(type)
+				|| Future.class.isAssignableFrom(type) || StreamingResponseBody.class.isAssignableFrom(type)
+				|| ResponseBodyEmitter.class.isAssignableFrom(type)
+				|| ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null;
+	}
+
+	/**
 	 * Looked up for every POST, PUT, PATCH and DELETE, protected or not: it compares the
 	 * method by identity before {@code Method.equals} (which compares return and
 	 * parameter types every time), and keeps its hash. A record's generated equals and
@@ -159,8 +235,10 @@ public class IdempotentHandlers {
 	 * @param cacheResponse whether its responses are stored
 	 * @param required whether it requires a key
 	 * @param streaming whether it streams its response
+	 * @param transactional whether it runs in one transaction with its response record
 	 */
-	public record Policy(Duration ttl, boolean cacheResponse, boolean required, boolean streaming) {
+	public record Policy(Duration ttl, boolean cacheResponse, boolean required, boolean streaming,
+			boolean transactional) {
 	}
 
 }

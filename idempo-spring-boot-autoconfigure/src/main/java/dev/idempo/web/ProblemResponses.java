@@ -32,6 +32,19 @@ final class ProblemResponses {
 			response.setHeader("Retry-After", Long.toString(seconds(retryAfter)));
 		}
 		response.setContentType(PROBLEM_JSON);
+		byte[] body = body(request, problem, detail);
+		response.setContentLength(body.length);
+		response.getOutputStream().write(body);
+	}
+
+	/**
+	 * The JSON body of a problem response.
+	 * @param request the request
+	 * @param problem the problem
+	 * @param detail the detail
+	 * @return the body, UTF-8
+	 */
+	static byte[] body(HttpServletRequest request, IdempotencyProblem problem, String detail) {
 		StringBuilder json = new StringBuilder(256);
 		json.append("{\"type\":");
 		appendString(json, problem.type().toString());
@@ -43,9 +56,7 @@ final class ProblemResponses {
 		json.append(",\"instance\":");
 		appendString(json, request.getRequestURI());
 		json.append('}');
-		byte[] body = json.toString().getBytes(StandardCharsets.UTF_8);
-		response.setContentLength(body.length);
-		response.getOutputStream().write(body);
+		return json.toString().getBytes(StandardCharsets.UTF_8);
 	}
 
 	/**

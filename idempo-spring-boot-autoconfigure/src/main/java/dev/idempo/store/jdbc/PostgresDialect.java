@@ -153,7 +153,7 @@ final class PostgresDialect extends JdbcDialect {
 	 * @param key the storage key
 	 * @return the lock id
 	 */
-	int lockId(String key) {
+	static int lockId(String key) {
 		MessageDigest digest = SHA256.get();
 		return ByteBuffer.wrap(digest.digest(key.getBytes(StandardCharsets.UTF_8))).getInt();
 	}

@@ -1,0 +1,222 @@
+package dev.idempo.web;
+
+import java.io.IOException;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.http.HttpServletRequest;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import dev.idempo.core.IdempotencyListener;
+import dev.idempo.core.IdempotencyListener.NotStoredReason;
+import dev.idempo.core.IdempotencyListener.ResponseOutcome;
+import dev.idempo.core.IdempotencyListener.StoreOperation;
+import dev.idempo.core.IdempotencyProblem;
+import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.ResponseEnvelope;
+import dev.idempo.store.StoredRecord;
+
+import org.springframework.transaction.TransactionStatus;
+
+/**
+ * One request of a transactional handler, from its claim to the end of its transaction.
+ * Ended exactly once ({@link #end}, or {@link #abandon} if nothing else ended it), on the
+ * request thread that began it. What each outcome commits:
+ * <table>
+ * <caption>Outcomes of a transactional handler</caption>
+ * <tr>
+ * <th>outcome</th>
+ * <th>transaction</th>
+ * <th>the client gets</th>
+ * <th>a retry</th>
+ * </tr>
+ * <tr>
+ * <td>a storable response (2xx, 3xx, 4xx but 408, 425, 429)</td>
+ * <td>record inserted, committed with the handler's writes</td>
+ * <td>the response, after the commit</td>
+ * <td>replays it</td>
+ * </tr>
+ * <tr>
+ * <td>the same, larger than {@code idempo.max-response-size}</td>
+ * <td>committed with a record that answers {@code 410 response-not-replayable}</td>
+ * <td>the response, after the commit</td>
+ * <td>{@code 410}</td>
+ * </tr>
+ * <tr>
+ * <td>5xx, 408, 425, 429; an exception from the handler (resolved by an exception handler
+ * or not); {@code sendError}</td>
+ * <td>rolled back</td>
+ * <td>the response as rendered</td>
+ * <td>runs the handler</td>
+ * </tr>
+ * <tr>
+ * <td>the insert, flush or commit fails</td>
+ * <td>rolled back, or unknown if the connection was lost while committing</td>
+ * <td>{@code 503 commit-failed} with {@code Retry-After}</td>
+ * <td>replays if it committed, else runs the handler</td>
+ * </tr>
+ * </table>
+ *
+ * @author idempo
+ */
+final class TransactionalExecution {
+
+	/**
+	 * The request attribute that holds it; a constant, so that code which runs without
+	 * spring-tx can look for it without loading this class.
+	 */
+	static final String ATTRIBUTE = "dev.idempo.web.TransactionalExecution";
+
+	private static final Log logger = LogFactory.getLog(TransactionalExecution.class);
+
+	private final TransactionalIdempotency owner;
+
+	private final TransactionStatus status;
+
+	private final String key;
+
+	private final String fingerprint;
+
+	private final Duration ttl;
+
+	private final Thread thread;
+
+	private final AtomicBoolean ended = new AtomicBoolean();
+
+	TransactionalExecution(TransactionalIdempotency owner, TransactionStatus status, String key, String fingerprint,
+			Duration ttl) {
+		this.owner = owner;
+		this.status = status;
+		this.key = key;
+		this.fingerprint = fingerprint;
+		this.ttl = ttl;
+		this.thread = Thread.currentThread();
+	}
+
+	static @Nullable TransactionalExecution of(ServletRequest request) {
+		return (TransactionalExecution) request.getAttribute(ATTRIBUTE);
+	}
+
+	boolean isEnded() {
+		return this.ended.get();
+	}
+
+	/**
+	 * The handler has returned and its response is held back in {@code response}: commits
+	 * with the record, or rolls back, as the outcome requires (see the class
+	 * description). If the commit fails, {@code response} is replaced by a
+	 * {@code 503 commit-failed} problem.
+	 * @param request the request
+	 * @param response the held-back response
+	 * @param handlerFailed whether the handler threw (even if an exception handler then
+	 * rendered a response)
+	 * @param listener the listener
+	 * @param settings the settings
+	 * @throws IOException if the problem response cannot be written
+	 */
+	void end(HttpServletRequest request, @Nullable CapturingResponse response, boolean handlerFailed,
+			IdempotencyListener listener, IdempotencySettings settings) throws IOException {
+		if (!begin()) {
+			return;
+		}
+		NotStoredReason reason = rollbackReason(response, handlerFailed);
+		if (reason != NotStoredReason.NONE || response == null) {
+			rollback(listener, reason);
+			return;
+		}
+		boolean replayable = response.capturedLength() <= settings.maxResponseSize();
+		byte[] envelope = replayable ? response.envelope(settings::isReplayable) : notReplayable(request);
+		long start = System.nanoTime();
+		try {
+			this.status.flush();
+			this.owner.records()
+				.insert(this.owner.connection(), this.key, new StoredRecord(this.fingerprint, envelope), this.ttl,
+						this.owner.timeoutSeconds());
+			this.owner.transactionManager().commit(this.status);
+		}
+		catch (SQLException | RuntimeException ex) {
+			this.owner.rollbackAfterFailure(this.status, ex);
+			listener.onStoreOperation(this.owner.storeName(), StoreOperation.COMPLETE, System.nanoTime() - start,
+					false);
+			listener.onResponse(ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
+			logger.warn("The transaction of an idempotent request could not be committed (or the connection was "
+					+ "lost while committing); answering 503", ex);
+			response.reset();
+			ProblemResponses.write(request, response, IdempotencyProblem.COMMIT_FAILED,
+					"The request ran, but its transaction could not be committed, or it is unknown whether it was. "
+							+ "Retry with the same idempotency key: you get its response if it committed, "
+							+ "and it runs again if it did not.",
+					settings.storeFailureRetryAfter());
+			return;
+		}
+		listener.onStoreOperation(this.owner.storeName(), StoreOperation.COMPLETE, System.nanoTime() - start, true);
+		listener.onResponse(replayable ? ResponseOutcome.STORED : ResponseOutcome.NOT_STORED,
+				replayable ? NotStoredReason.NONE : NotStoredReason.TOO_LARGE);
+	}
+
+	/**
+	 * Rolls back a transaction nothing else ended: the handler's result is asynchronous,
+	 * or the request left the handler chain without its completion callback. Only on the
+	 * thread that began it (a transaction is bound to its thread).
+	 * @param listener the listener
+	 * @param reason why
+	 * @return whether this call ended it
+	 */
+	boolean abandon(IdempotencyListener listener, NotStoredReason reason) {
+		if (Thread.currentThread() != this.thread || !begin()) {
+			return false;
+		}
+		rollback(listener, reason);
+		return true;
+	}
+
+	private boolean begin() {
+		return this.ended.compareAndSet(false, true);
+	}
+
+	private static NotStoredReason rollbackReason(@Nullable CapturingResponse response, boolean handlerFailed) {
+		if (handlerFailed) {
+			return NotStoredReason.EXCEPTION;
+		}
+		if (response == null || response.isCaptureFailed()) {
+			return NotStoredReason.NOT_CAPTURED;
+		}
+		if (response.isErrorSent()) {
+			return NotStoredReason.ERROR_PAGE;
+		}
+		if (response.isStreamed()) {
+			return NotStoredReason.STREAMING;
+		}
+		if (!IdempotentExecution.isStorable(response.getStatus())) {
+			return NotStoredReason.STATUS;
+		}
+		return NotStoredReason.NONE;
+	}
+
+	private void rollback(IdempotencyListener listener, NotStoredReason reason) {
+		try {
+			this.owner.transactionManager().rollback(this.status);
+			listener.onResponse(ResponseOutcome.NOT_STORED, reason);
+		}
+		catch (RuntimeException ex) {
+			// the connection is gone: so are the transaction and its lock
+			logger.warn("Could not roll back the transaction of an idempotent request", ex);
+			listener.onResponse(ResponseOutcome.STORE_ERROR, reason);
+		}
+	}
+
+	private static byte[] notReplayable(HttpServletRequest request) {
+		byte[] body = ProblemResponses.body(request, IdempotencyProblem.RESPONSE_NOT_REPLAYABLE,
+				"A request with this idempotency key was processed and committed, but its response was larger "
+						+ "than idempo.max-response-size and was not kept, so it cannot be replayed.");
+		return ResponseEnvelope.encode(IdempotencyProblem.RESPONSE_NOT_REPLAYABLE.status().value(),
+				Map.of("Content-Type", List.of(ProblemResponses.PROBLEM_JSON)), body, 0, body.length);
+	}
+
+}

@@ -1,0 +1,300 @@
+package dev.idempo.web;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.function.Supplier;
+
+import javax.sql.DataSource;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import dev.idempo.store.LockingStoreException;
+import dev.idempo.store.StoredRecord;
+import dev.idempo.store.jdbc.TransactionalRecords;
+
+import org.springframework.core.Ordered;
+import org.springframework.jdbc.datasource.ConnectionHolder;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.TransactionException;
+import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.DefaultTransactionDefinition;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * Transactional mode ({@code @Idempotent(transactional = true)}): begins a transaction
+ * with the application's {@link PlatformTransactionManager}, claims the key inside it on
+ * the connection the transaction holds for the record table's {@link DataSource}, and
+ * lets the handler run in it; the response record is inserted in the same transaction and
+ * committed with the handler's writes ({@link TransactionalExecution}).
+ * <p>
+ * The transaction is bound to the request thread: it begins in the interceptor's
+ * {@code preHandle} and ends in its {@code afterCompletion}, both on that thread, before
+ * the filter lets the held-back response go to the client.
+ *
+ * @author idempo
+ */
+public class TransactionalIdempotency {
+
+	private static final Log logger = LogFactory.getLog(TransactionalIdempotency.class);
+
+	private final Supplier<PlatformTransactionManager> transactionManagerSupplier;
+
+	private volatile @Nullable PlatformTransactionManager transactionManager;
+
+	private final DataSource dataSource;
+
+	private final TransactionalRecords records;
+
+	private final int timeoutSeconds;
+
+	private final DefaultTransactionDefinition definition;
+
+	/**
+	 * Creates the transactional mode of a store.
+	 * @param transactionManager the application's transaction manager; it must manage
+	 * {@code dataSource}
+	 * @param dataSource where the record table lives, the application's own by default
+	 * @param records the statements of the store's database
+	 * @param timeout the timeout of idempo's own statements
+	 * @param readCommitted whether transactions run at {@code READ COMMITTED} (needed on
+	 * PostgreSQL, whose higher levels take their snapshot before the lock is granted)
+	 */
+	public TransactionalIdempotency(PlatformTransactionManager transactionManager, DataSource dataSource,
+			TransactionalRecords records, Duration timeout, boolean readCommitted) {
+		this(() -> transactionManager, dataSource, records, timeout, readCommitted);
+	}
+
+	/**
+	 * Creates the transactional mode of a store, with a transaction manager looked up
+	 * when first needed (so that applications without transactional handlers need none).
+	 * @param transactionManager supplies the application's transaction manager; it must
+	 * manage {@code dataSource}
+	 * @param dataSource where the record table lives, the application's own by default
+	 * @param records the statements of the store's database
+	 * @param timeout the timeout of idempo's own statements
+	 * @param readCommitted whether transactions run at {@code READ COMMITTED}
+	 */
+	public TransactionalIdempotency(Supplier<PlatformTransactionManager> transactionManager, DataSource dataSource,
+			TransactionalRecords records, Duration timeout, boolean readCommitted) {
+		this.transactionManagerSupplier = transactionManager;
+		this.dataSource = dataSource;
+		this.records = records;
+		this.timeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
+		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
+				TransactionDefinition.PROPAGATION_REQUIRED);
+		definition.setName("idempo");
+		if (readCommitted) {
+			definition.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+		}
+		this.definition = definition;
+	}
+
+	/**
+	 * The store's name, for metrics.
+	 * @return the name
+	 */
+	public String storeName() {
+		return this.records.name();
+	}
+
+	/**
+	 * The transaction manager, looked up on first use.
+	 * @return the transaction manager
+	 * @throws RuntimeException if it cannot be had
+	 */
+	public PlatformTransactionManager transactionManager() {
+		PlatformTransactionManager transactionManager = this.transactionManager;
+		if (transactionManager == null) {
+			transactionManager = this.transactionManagerSupplier.get();
+			this.transactionManager = transactionManager;
+		}
+		return transactionManager;
+	}
+
+	/**
+	 * The data source of the record table, which the transaction manager must manage.
+	 * @return the data source
+	 */
+	public DataSource dataSource() {
+		return this.dataSource;
+	}
+
+	TransactionalRecords records() {
+		return this.records;
+	}
+
+	int timeoutSeconds() {
+		return this.timeoutSeconds;
+	}
+
+	/**
+	 * Begins the transaction and claims {@code key} in it, without waiting for another
+	 * request. Unless the claim runs the handler, the transaction is rolled back before
+	 * this returns.
+	 * @param key the storage key
+	 * @param fingerprint the request's fingerprint
+	 * @param ttl the record's time to live
+	 * @return the outcome
+	 * @throws LockingStoreException if the database fails
+	 * @throws IllegalStateException if a transaction is already active on this thread, or
+	 * the transaction manager does not manage the record table's data source
+	 */
+	Begun begin(String key, String fingerprint, Duration ttl) {
+		if (TransactionSynchronizationManager.isActualTransactionActive()) {
+			throw new IllegalStateException("A transactional @Idempotent handler was reached inside a transaction; "
+					+ "idempo must begin the transaction that its record commits with");
+		}
+		TransactionStatus status;
+		try {
+			status = transactionManager().getTransaction(this.definition);
+		}
+		catch (TransactionException ex) {
+			throw new LockingStoreException("Could not begin the transaction of an idempotent request", ex);
+		}
+		try {
+			Connection connection = connection();
+			TransactionalRecords.Claim claim = this.records.claim(connection, key, this.timeoutSeconds);
+			if (!claim.locked()) {
+				transactionManager().rollback(status);
+				return Begun.BUSY;
+			}
+			String lockName = claim.lockName();
+			if (lockName != null) {
+				TransactionSynchronizationManager
+					.registerSynchronization(new Unlock(lockName, physical(connection), this.timeoutSeconds));
+			}
+			StoredRecord record = claim.record();
+			if (record != null) {
+				transactionManager().rollback(status);
+				return new Begun(record, null);
+			}
+			return new Begun(null, new TransactionalExecution(this, status, key, fingerprint, ttl));
+		}
+		catch (SQLException | TransactionException ex) {
+			rollbackAfterFailure(status, ex);
+			throw new LockingStoreException("Could not claim an idempotency key in the transaction", ex);
+		}
+		catch (RuntimeException | Error ex) {
+			rollbackAfterFailure(status, ex);
+			throw ex;
+		}
+	}
+
+	/**
+	 * The connection of the current transaction for the record table's data source.
+	 * @return the connection
+	 * @throws IllegalStateException if the transaction has none
+	 */
+	Connection connection() {
+		Object resource = TransactionSynchronizationManager.getResource(this.dataSource);
+		if (!(resource instanceof ConnectionHolder holder) || holder.getConnectionHandle() == null) {
+			throw new IllegalStateException("The transaction manager " + transactionManager().getClass().getName()
+					+ " did not bind a connection of the DataSource that holds idempo's record table to its "
+					+ "transaction: the handler's writes and the record would not commit together. Use a "
+					+ "DataSourceTransactionManager or JpaTransactionManager of that DataSource");
+		}
+		return holder.getConnection();
+	}
+
+	void rollbackAfterFailure(TransactionStatus status, Throwable failure) {
+		if (status.isCompleted()) {
+			return;
+		}
+		try {
+			transactionManager().rollback(status);
+		}
+		catch (RuntimeException | Error ex) {
+			failure.addSuppressed(ex);
+		}
+	}
+
+	/** The connection behind a pool's proxy, which is what holds a session's lock. */
+	private static Connection physical(Connection connection) {
+		try {
+			return connection.unwrap(Connection.class);
+		}
+		catch (SQLException | RuntimeException ex) {
+			return connection;
+		}
+	}
+
+	/**
+	 * The outcome of {@link #begin}: the record to replay, the execution that runs the
+	 * handler, or neither (another request holds the key).
+	 *
+	 * @param record the completed record, if any
+	 * @param execution the execution, if the key was claimed
+	 */
+	record Begun(@Nullable StoredRecord record, @Nullable TransactionalExecution execution) {
+
+		static final Begun BUSY = new Begun(null, null);
+
+	}
+
+	/**
+	 * Gives a MySQL lock back once its transaction has ended, before the connection goes
+	 * back to its pool. If it cannot be given back on that connection, the connection is
+	 * aborted, which frees the lock with its session: a lock must never go back to a pool
+	 * with a connection that another request would then hold.
+	 */
+	private final class Unlock implements TransactionSynchronization {
+
+		private final String lockName;
+
+		private final Connection physical;
+
+		private final int timeoutSeconds;
+
+		Unlock(String lockName, Connection physical, int timeoutSeconds) {
+			this.lockName = lockName;
+			this.physical = physical;
+			this.timeoutSeconds = timeoutSeconds;
+		}
+
+		@Override
+		public int getOrder() {
+			return Ordered.LOWEST_PRECEDENCE;
+		}
+
+		@Override
+		public void afterCompletion(int status) {
+			Object resource = TransactionSynchronizationManager.getResource(TransactionalIdempotency.this.dataSource);
+			Connection current = (resource instanceof ConnectionHolder holder && holder.getConnectionHandle() != null)
+					? holder.getConnection() : null;
+			try {
+				if (current != null && physical(current) == this.physical
+						&& TransactionalIdempotency.this.records.unlock(current, this.lockName, this.timeoutSeconds)) {
+					return;
+				}
+				logger.warn("An idempotency lock was not held by its transaction's connection at the end of the "
+						+ "transaction; closing the connection to free it");
+			}
+			catch (SQLException | RuntimeException ex) {
+				logger.warn("Could not release an idempotency lock after its transaction; closing the connection "
+						+ "to free it", ex);
+			}
+			abort(this.physical);
+		}
+
+		private static void abort(Connection connection) {
+			try {
+				connection.abort(Runnable::run);
+			}
+			catch (SQLException | RuntimeException ex) {
+				try {
+					connection.close();
+				}
+				catch (SQLException | RuntimeException closeFailure) {
+					logger.debug("Could not close a connection holding an idempotency lock", closeFailure);
+				}
+			}
+		}
+
+	}
+
+}
