@@ -8,7 +8,7 @@
 
 BEGIN {
 	FS = "\t"
-	ncases = split("baseline fresh replay nokey conflict pay-plain pay-idem", CASES, " ")
+	ncases = split("baseline fresh replay nokey conflict pay-plain pay-idem pay-tx", CASES, " ")
 	LABEL["baseline"] = "baseline `POST /plain`"
 	LABEL["fresh"] = "fresh key `POST /idem`"
 	LABEL["replay"] = "replay `POST /idem`"
@@ -16,10 +16,11 @@ BEGIN {
 	LABEL["conflict"] = "in flight, 409 `POST /slow-idem`"
 	LABEL["pay-plain"] = "pay baseline `POST /pay-plain`"
 	LABEL["pay-idem"] = "pay fresh key `POST /pay-idem`"
-	split("baseline /plain fresh /idem replay /idem nokey /idem conflict /slow-idem pay-plain /pay-plain pay-idem /pay-idem", e, " ")
-	for (i = 1; i < 14; i += 2) ENDPOINT[e[i]] = "POST " e[i + 1]
+	LABEL["pay-tx"] = "pay fresh key, transactional `POST /pay-tx`"
+	split("baseline /plain fresh /idem replay /idem nokey /idem conflict /slow-idem pay-plain /pay-plain pay-idem /pay-idem pay-tx /pay-tx", e, " ")
+	for (i = 1; i < 16; i += 2) ENDPOINT[e[i]] = "POST " e[i + 1]
 	BASE["fresh"] = "baseline"; BASE["replay"] = "baseline"; BASE["nokey"] = "baseline"
-	BASE["conflict"] = "baseline"; BASE["pay-idem"] = "pay-plain"
+	BASE["conflict"] = "baseline"; BASE["pay-idem"] = "pay-plain"; BASE["pay-tx"] = "pay-plain"
 	nstores = 0
 	ninfo = 0
 }

@@ -323,6 +323,7 @@ measure() { # measure STORE ROUND CASE CLIENTS: one load run, appended to raw.ts
 		conflict) path=/slow-idem handler=slow-idem mode=fixed expect=409 prefix=$tag ;;
 		pay-plain) path=/pay-plain handler=pay-plain ;;
 		pay-idem) path=/pay-idem handler=pay-idem mode=fresh prefix=$tag ;;
+		pay-tx) path=/pay-tx handler=pay-tx mode=fresh prefix=$tag ;;
 	esac
 	local problems=() before="$WORK/before" after="$WORK/after" holder="" holder_out="$WORK/holder.txt"
 
@@ -382,7 +383,7 @@ measure() { # measure STORE ROUND CASE CLIENTS: one load run, appended to raw.ts
 	[ "$lost" = 0 ] || problems+=("$lost responses lost their lock")
 	[ "$store_errors" = 0 ] || problems+=("$store_errors store errors")
 	case $case in
-		baseline | fresh | nokey | pay-plain | pay-idem)
+		baseline | fresh | nokey | pay-plain | pay-idem | pay-tx)
 			# requests cut off when wrk stops still run on the server: at most one per connection
 			if [ "$executed" -lt "$ok" ] || [ "$executed" -gt $((ok + clients)) ]; then
 				problems+=("handler ran $executed times for $ok completed requests")
@@ -395,7 +396,7 @@ measure() { # measure STORE ROUND CASE CLIENTS: one load run, appended to raw.ts
 			[ "$(delta slow.entered)" = 0 ] || problems+=("$(delta slow.entered) duplicates reached the handler") ;;
 	esac
 	case $case in
-		fresh | nokey | pay-idem | baseline | pay-plain)
+		fresh | nokey | pay-idem | pay-tx | baseline | pay-plain)
 			[ "$replayed" = 0 ] || problems+=("$replayed responses were replayed") ;;
 	esac
 
@@ -418,6 +419,12 @@ warm_up() { # warm_up STORE: WARMUP seconds of mixed load, then more until the J
 	[ "${WRK_LAST[6]}" = 0 ] && [ "${WRK_LAST[8]}" = 0 ] && [ "${WRK_LAST[9]}" = 0 ] \
 		|| log "$store: warm-up had ${WRK_LAST[6]} unexpected statuses (${WRK_LAST[10]}), ${WRK_LAST[8]} socket errors, ${WRK_LAST[9]} timeouts"
 	settle || die "requests still in flight after the warm-up"
+	case $store in
+		postgres | mysql)
+			# the transactional handler is not in the mixed load (it exists only here)
+			wrk_run 32 "$WARMUP" /pay-tx fresh 201 "$RUN_ID-warmup-tx-$store" 1 "$store-warmup-tx" || die "warm-up failed"
+			settle || die "requests still in flight after the warm-up" ;;
+	esac
 	while ((extra < WARMUP_MAX)); do
 		# 2-second steps until the JIT spends less than 5 % of a step compiling
 		step=$((step + 1))
@@ -589,11 +596,17 @@ populate() { # populate STORE: RECORDS unexpired records in the store's own tabl
 # ---------------------------------------------------------------------------------------------
 # One store
 
-CASES=(baseline fresh replay nokey conflict pay-plain pay-idem)
+ALL_CASES=(baseline fresh replay nokey conflict pay-plain pay-idem)
+# transactional handlers exist only with the SQL stores
+SQL_CASES=("${ALL_CASES[@]}" pay-tx)
 
 run_store() {
 	local store=$1 round clients case order
 	log "=== $store ==="
+	case $store in
+		postgres | mysql) CASES=("${SQL_CASES[@]}") ;;
+		*) CASES=("${ALL_CASES[@]}") ;;
+	esac
 	case $store in
 		redis) redis_baselines ;;
 		postgres) postgres_baselines ;;

@@ -70,7 +70,7 @@ class BenchmarkController {
 		return create(request, Handler.SLOW_IDEM, false);
 	}
 
-	private ResponseEntity<PaymentResponse> create(PaymentRequest request, Handler handler, boolean insert) {
+	ResponseEntity<PaymentResponse> create(PaymentRequest request, Handler handler, boolean insert) {
 		this.counters.executed(handler);
 		String id = "pay_" + Long.toString(this.sequence.incrementAndGet(), 36) + "_" + handler.name().toLowerCase();
 		Instant now = Instant.now().truncatedTo(ChronoUnit.MICROS);

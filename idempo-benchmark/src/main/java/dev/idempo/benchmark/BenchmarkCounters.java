@@ -110,7 +110,8 @@ class BenchmarkCounters implements IdempotencyListener {
 	 */
 	enum Handler {
 
-		PLAIN("plain"), IDEM("idem"), PAY_PLAIN("pay-plain"), PAY_IDEM("pay-idem"), SLOW_IDEM("slow-idem");
+		PLAIN("plain"), IDEM("idem"), PAY_PLAIN("pay-plain"), PAY_IDEM("pay-idem"), PAY_TX("pay-tx"),
+		SLOW_IDEM("slow-idem");
 
 		private final String tag;
 
