@@ -10,9 +10,9 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * The inserting handler as a transactional one ({@code POST /pay-tx}): the payment row and
- * idempo's record commit in one transaction. Only with the postgres and mysql stores, the
- * only ones where transactional handlers can run.
+ * The inserting handler as a transactional one ({@code POST /pay-tx}): the payment row
+ * and idempo's record commit in one transaction. Only with the postgres and mysql stores,
+ * the only ones where transactional handlers can run.
  */
 @RestController
 @ConditionalOnExpression("'${idempo.store.type:memory}' == 'postgres' or '${idempo.store.type:memory}' == 'mysql'")
