@@ -32,7 +32,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
-import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
@@ -284,15 +284,8 @@ class JdbcStoreConfiguration {
 	 */
 	static void verifyTransactional(StoreType type, TransactionalIdempotency transactional) {
 		PlatformTransactionManager transactionManager = transactional.transactionManager();
-		Method getter = ReflectionUtils.findMethod(transactionManager.getClass(), "getDataSource");
-		if (getter == null || getter.getParameterCount() != 0) {
-			return;
-		}
-		Object managed = ReflectionUtils.invokeMethod(getter, transactionManager);
-		if (managed instanceof TransactionAwareDataSourceProxy proxy) {
-			managed = proxy.getTargetDataSource();
-		}
-		if (managed != null && managed != transactional.dataSource()) {
+		Object managed = invokeGetter(transactionManager, "getDataSource");
+		if (managed instanceof DataSource dataSource && unwrap(dataSource) != unwrap(transactional.dataSource())) {
 			throw new IdempotencyStoreUnavailableException(type,
 					"transactional @Idempotent handlers run in a transaction of "
 							+ transactionManager.getClass().getName()
@@ -302,6 +295,39 @@ class JdbcStoreConfiguration {
 							+ "' bean), or declare a PlatformTransactionManager of the record table's DataSource "
 							+ "named '" + TRANSACTION_MANAGER_BEAN_NAME + "'.");
 		}
+		if (type == StoreType.MYSQL) {
+			// GET_LOCK belongs to the connection: it must still be the transaction's when
+			// the transaction has ended, to be released before it goes back to the pool
+			Object factory = invokeGetter(transactionManager, "getEntityManagerFactory");
+			Object properties = (factory != null) ? invokeGetter(factory, "getProperties") : null;
+			Object mode = (properties instanceof java.util.Map<?, ?> map)
+					? map.get("hibernate.connection.handling_mode") : null;
+			if (mode != null && !String.valueOf(mode).endsWith("_HOLD")) {
+				throw new IdempotencyStoreUnavailableException(type,
+						"transactional @Idempotent handlers on MySQL/MariaDB need the transaction's connection until "
+								+ "the transaction has ended, and hibernate.connection.handling_mode=" + mode
+								+ " gives it back to the pool earlier (with its idempotency lock).",
+						"Remove spring.jpa.properties.hibernate.connection.handling_mode (Spring's default holds the "
+								+ "connection), or set it to DELAYED_ACQUISITION_AND_HOLD.");
+			}
+		}
+	}
+
+	private static @Nullable Object invokeGetter(Object target, String name) {
+		Method getter = ReflectionUtils.findMethod(target.getClass(), name);
+		if (getter == null || getter.getParameterCount() != 0) {
+			return null;
+		}
+		ReflectionUtils.makeAccessible(getter);
+		return ReflectionUtils.invokeMethod(getter, target);
+	}
+
+	private static DataSource unwrap(DataSource dataSource) {
+		DataSource current = dataSource;
+		while (current instanceof DelegatingDataSource delegating && delegating.getTargetDataSource() != null) {
+			current = delegating.getTargetDataSource();
+		}
+		return current;
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -310,7 +336,7 @@ class JdbcStoreConfiguration {
 
 		@Bean(TRANSACTIONAL_BEAN_NAME)
 		@ConditionalOnClass(PlatformTransactionManager.class)
-		@ConditionalOnMissingBean(TransactionalIdempotency.class)
+		@ConditionalOnMissingBean(name = TRANSACTIONAL_BEAN_NAME)
 		TransactionalIdempotency idempotencyTransactional(IdempotencyProperties properties,
 				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
 				ObjectProvider<DataSource> application,
@@ -348,7 +374,7 @@ class JdbcStoreConfiguration {
 
 		@Bean(TRANSACTIONAL_BEAN_NAME)
 		@ConditionalOnClass(PlatformTransactionManager.class)
-		@ConditionalOnMissingBean(TransactionalIdempotency.class)
+		@ConditionalOnMissingBean(name = TRANSACTIONAL_BEAN_NAME)
 		TransactionalIdempotency idempotencyTransactional(IdempotencyProperties properties,
 				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
 				ObjectProvider<DataSource> application,

@@ -50,6 +50,9 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	private boolean captureFailed;
 
+	/** Whether redirects are held back too (transactional requests), not sent at once. */
+	private boolean holdRedirects;
+
 	private @Nullable ServletOutputStream outputStream;
 
 	private @Nullable PrintWriter writer;
@@ -89,6 +92,34 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		}
 		this.headersBefore = before;
 		this.contentTypeBefore = response.getContentType();
+	}
+
+	/**
+	 * Starts holding back everything until {@link #flushToClient()}: the whole body,
+	 * whatever its size, and redirects, which are turned into a status and a
+	 * {@code Location} header instead of being sent. For a transactional request, whose
+	 * response may not reach the client before its transaction has committed.
+	 */
+	public void startHolding() {
+		startCapture(Long.MAX_VALUE);
+		this.holdRedirects = this.capturing;
+	}
+
+	/**
+	 * Drops what the handler produced (status, headers, body) and restores the headers
+	 * that were there before it ran (set by filters), so that another response can be
+	 * written in its place.
+	 */
+	public void resetToBeforeCapture() {
+		reset();
+		this.headersBefore.forEach((name, values) -> {
+			for (String value : values) {
+				addHeader(name, value);
+			}
+		});
+		if (this.contentTypeBefore != null) {
+			setContentType(this.contentTypeBefore);
+		}
 	}
 
 	/**
@@ -315,6 +346,10 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	@Override
 	public void sendRedirect(String location) throws IOException {
+		if (this.holdRedirects && this.capturing) {
+			holdRedirect(location, HttpServletResponse.SC_FOUND);
+			return;
+		}
 		flushWriter();
 		this.buffer.reset();
 		this.capturing = false;
@@ -323,10 +358,21 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	@Override
 	public void sendRedirect(String location, int sc, boolean clearBuffer) throws IOException {
+		if (this.holdRedirects && this.capturing) {
+			holdRedirect(location, sc);
+			return;
+		}
 		flushWriter();
 		this.buffer.reset();
 		this.capturing = false;
 		super.sendRedirect(location, sc, clearBuffer);
+	}
+
+	private void holdRedirect(String location, int status) {
+		flushWriter();
+		this.buffer.reset();
+		setStatus(status);
+		setHeader("Location", location);
 	}
 
 	private void prepareForError() {

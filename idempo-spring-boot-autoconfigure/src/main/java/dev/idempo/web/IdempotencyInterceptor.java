@@ -205,16 +205,26 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		catch (LockingStoreException ex) {
 			this.listener.onStoreOperation(transactional.storeName(), StoreOperation.CLAIM, System.nanoTime() - start,
 					false);
-			return storeFailed(request, response, ex);
+			// never fail-open: the handler's writes would commit without a record
+			logger.warn("Idempotency store failed; refusing the transactional request (always fail-closed)", ex);
+			return reject(request, response, RequestOutcome.STORE_ERROR, IdempotencyProblem.STORE_UNAVAILABLE,
+					"The idempotency store is unavailable; the request was not processed. Retry later.",
+					this.settings.storeFailureRetryAfter());
 		}
 		this.listener.onStoreOperation(transactional.storeName(), StoreOperation.CLAIM, System.nanoTime() - start,
 				true);
 		TransactionalExecution execution = begun.execution();
 		if (execution != null) {
 			request.setAttribute(TransactionalExecution.ATTRIBUTE, execution);
-			// held back whatever its size: nothing may reach the client before the
-			// commit
-			capture.startCapture(Long.MAX_VALUE);
+			// held back whatever its size, redirects too: nothing may reach the client
+			// before the commit
+			capture.startHolding();
+			if (capture.isCaptureFailed()) {
+				execution.abandon(this.listener, NotStoredReason.NOT_CAPTURED);
+				throw new IllegalStateException("The response of a transactional @Idempotent handler was written "
+						+ "or committed before the handler ran, so it could not be held back until the commit; "
+						+ "its transaction was rolled back and the handler not run");
+			}
 			this.listener.onRequest(RequestOutcome.EXECUTED);
 			return true;
 		}

@@ -50,6 +50,15 @@ public class IdempotencyResponseBodyAdvice implements ResponseBodyAdvice<Object>
 	public @Nullable Object beforeBodyWrite(@Nullable Object body, MethodParameter returnType,
 			MediaType selectedContentType, Class<? extends HttpMessageConverter<?>> selectedConverterType,
 			ServerHttpRequest request, ServerHttpResponse response) {
+		if (request instanceof ServletServerHttpRequest transactionalRequest
+				&& transactionalRequest.getServletRequest().getAttribute(TransactionalExecution.ATTRIBUTE) != null) {
+			// a transactional handler's writes are flushed before its body is written
+			TransactionalExecution execution = TransactionalExecution.of(transactionalRequest.getServletRequest());
+			if (execution != null) {
+				execution.flushBeforeBody();
+			}
+			return body;
+		}
 		if (body == null || !(request instanceof ServletServerHttpRequest servletRequest)
 				|| !(response instanceof ServletServerHttpResponse servletResponse)
 				|| IdempotentExecution.of(servletRequest.getServletRequest()) == null) {

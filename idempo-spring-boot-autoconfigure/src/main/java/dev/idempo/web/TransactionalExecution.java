@@ -23,11 +23,13 @@ import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.StoredRecord;
 
 import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.UnexpectedRollbackException;
 
 /**
  * One request of a transactional handler, from its claim to the end of its transaction.
  * Ended exactly once ({@link #end}, or {@link #abandon} if nothing else ended it), on the
- * request thread that began it. What each outcome commits:
+ * request thread that began it; whatever fails on the way, the transaction is never left
+ * open on the thread. What each outcome commits:
  * <table>
  * <caption>Outcomes of a transactional handler</caption>
  * <tr>
@@ -37,7 +39,7 @@ import org.springframework.transaction.TransactionStatus;
  * <th>a retry</th>
  * </tr>
  * <tr>
- * <td>a storable response (2xx, 3xx, 4xx but 408, 425, 429)</td>
+ * <td>a storable response (2xx, 3xx including redirects, 4xx but 408, 425, 429)</td>
  * <td>record inserted, committed with the handler's writes</td>
  * <td>the response, after the commit</td>
  * <td>replays it</td>
@@ -49,15 +51,26 @@ import org.springframework.transaction.TransactionStatus;
  * <td>{@code 410}</td>
  * </tr>
  * <tr>
- * <td>5xx, 408, 425, 429; an exception from the handler (resolved by an exception handler
- * or not); {@code sendError}</td>
+ * <td>5xx, 408, 425, 429; any exception from the handler, checked or not, even one an
+ * exception handler turned into a response (Spring's {@code @Transactional} would commit
+ * on a checked one); an error while writing the body (the persistence context is flushed
+ * before the body is written, so constraint violations surface here); {@code sendError};
+ * a response that could not be held back</td>
  * <td>rolled back</td>
  * <td>the response as rendered</td>
  * <td>runs the handler</td>
  * </tr>
  * <tr>
- * <td>the insert, flush or commit fails</td>
- * <td>rolled back, or unknown if the connection was lost while committing</td>
+ * <td>an asynchronous result its declared type did not announce</td>
+ * <td>rolled back when the handler returns; the result is sent unprotected (logged as an
+ * error)</td>
+ * <td>the result</td>
+ * <td>runs the handler</td>
+ * </tr>
+ * <tr>
+ * <td>the insert or the commit fails, the transaction was marked rollback-only, or the
+ * connection dies while committing</td>
+ * <td>rolled back, or unknown if the commit itself failed</td>
  * <td>{@code 503 commit-failed} with {@code Retry-After}</td>
  * <td>replays if it committed, else runs the handler</td>
  * </tr>
@@ -130,29 +143,43 @@ final class TransactionalExecution {
 			rollback(listener, reason);
 			return;
 		}
-		boolean replayable = response.capturedLength() <= settings.maxResponseSize();
-		byte[] envelope = replayable ? response.envelope(settings::isReplayable) : notReplayable(request);
 		long start = System.nanoTime();
+		boolean committing = false;
+		boolean replayable = true;
 		try {
+			replayable = response.capturedLength() <= settings.maxResponseSize();
+			byte[] envelope = replayable ? response.envelope(settings::isReplayable) : notReplayable(request);
 			this.status.flush();
 			this.owner.records()
 				.insert(this.owner.connection(), this.key, new StoredRecord(this.fingerprint, envelope), this.ttl,
 						this.owner.timeoutSeconds());
+			committing = true;
 			this.owner.transactionManager().commit(this.status);
 		}
-		catch (SQLException | RuntimeException ex) {
+		catch (SQLException | RuntimeException | Error ex) {
+			// an Error too: the transaction must never stay open on this thread
 			this.owner.rollbackAfterFailure(this.status, ex);
 			listener.onStoreOperation(this.owner.storeName(), StoreOperation.COMPLETE, System.nanoTime() - start,
 					false);
 			listener.onResponse(ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
-			logger.warn("The transaction of an idempotent request could not be committed (or the connection was "
-					+ "lost while committing); answering 503", ex);
-			response.reset();
-			ProblemResponses.write(request, response, IdempotencyProblem.COMMIT_FAILED,
-					"The request ran, but its transaction could not be committed, or it is unknown whether it was. "
-							+ "Retry with the same idempotency key: you get its response if it committed, "
-							+ "and it runs again if it did not.",
-					settings.storeFailureRetryAfter());
+			boolean unknown = committing && !(ex instanceof UnexpectedRollbackException);
+			logger.warn("The transaction of an idempotent request "
+					+ (unknown ? "failed while committing (it may or may not have committed)"
+							: "was rolled back before its commit")
+					+ "; answering 503", ex);
+			if (!response.isCommitted()) {
+				response.resetToBeforeCapture();
+				ProblemResponses.write(request, response, IdempotencyProblem.COMMIT_FAILED, unknown
+						? "The request ran, but its transaction failed while committing: it is unknown whether it "
+								+ "committed. Retry with the same idempotency key: you get its response if it did, "
+								+ "and it runs again if it did not."
+						: "The request ran, but its transaction was rolled back, so nothing of it was kept. Retry "
+								+ "with the same idempotency key to run it again.",
+						settings.storeFailureRetryAfter());
+			}
+			if (ex instanceof Error error) {
+				throw error;
+			}
 			return;
 		}
 		listener.onStoreOperation(this.owner.storeName(), StoreOperation.COMPLETE, System.nanoTime() - start, true);
@@ -161,17 +188,31 @@ final class TransactionalExecution {
 	}
 
 	/**
+	 * Flushes the persistence context (JPA) before the response body is written, so that
+	 * a write that fails at the flush (a constraint violation) fails the handler, which
+	 * the application's exception handling then answers, instead of failing the commit
+	 * after a success was rendered.
+	 */
+	void flushBeforeBody() {
+		if (!this.ended.get() && !this.status.isCompleted()) {
+			this.status.flush();
+		}
+	}
+
+	/**
 	 * Rolls back a transaction nothing else ended: the handler's result is asynchronous,
-	 * or the request left the handler chain without its completion callback. Only on the
-	 * thread that began it (a transaction is bound to its thread).
+	 * or the request left the handler chain without its completion callback, or ending it
+	 * failed before it could roll back. Only on the thread that began it (a transaction
+	 * is bound to its thread).
 	 * @param listener the listener
 	 * @param reason why
 	 * @return whether this call ended it
 	 */
 	boolean abandon(IdempotencyListener listener, NotStoredReason reason) {
-		if (Thread.currentThread() != this.thread || !begin()) {
+		if (Thread.currentThread() != this.thread || this.status.isCompleted()) {
 			return false;
 		}
+		this.ended.set(true);
 		rollback(listener, reason);
 		return true;
 	}

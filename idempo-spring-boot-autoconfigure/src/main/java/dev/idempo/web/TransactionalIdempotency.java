@@ -158,15 +158,16 @@ public class TransactionalIdempotency {
 		}
 		try {
 			Connection connection = connection();
-			TransactionalRecords.Claim claim = this.records.claim(connection, key, this.timeoutSeconds);
+			String lockName = this.records.lockName(connection, key);
+			if (lockName != null) {
+				// before the lock is asked for: whatever happens next, it is given back
+				TransactionSynchronizationManager
+					.registerSynchronization(new Unlock(lockName, physical(connection), this.timeoutSeconds));
+			}
+			TransactionalRecords.Claim claim = this.records.claim(connection, key, lockName, this.timeoutSeconds);
 			if (!claim.locked()) {
 				transactionManager().rollback(status);
 				return Begun.BUSY;
-			}
-			String lockName = claim.lockName();
-			if (lockName != null) {
-				TransactionSynchronizationManager
-					.registerSynchronization(new Unlock(lockName, physical(connection), this.timeoutSeconds));
 			}
 			StoredRecord record = claim.record();
 			if (record != null) {
@@ -266,19 +267,23 @@ public class TransactionalIdempotency {
 			Object resource = TransactionSynchronizationManager.getResource(TransactionalIdempotency.this.dataSource);
 			Connection current = (resource instanceof ConnectionHolder holder && holder.getConnectionHandle() != null)
 					? holder.getConnection() : null;
+			if (current == null || physical(current) != this.physical) {
+				// the connection went back to its pool before the transaction's end
+				// (a persistence provider that releases connections early): it may hold
+				// the lock, and only ending it frees the lock for sure
+				logger.warn("The connection of a transactional idempotent request was released before its "
+						+ "transaction ended; aborting it to free its idempotency lock");
+				abort(this.physical);
+				return;
+			}
 			try {
-				if (current != null && physical(current) == this.physical
-						&& TransactionalIdempotency.this.records.unlock(current, this.lockName, this.timeoutSeconds)) {
-					return;
-				}
-				logger.warn("An idempotency lock was not held by its transaction's connection at the end of the "
-						+ "transaction; closing the connection to free it");
+				TransactionalIdempotency.this.records.unlock(current, this.lockName, this.timeoutSeconds);
 			}
 			catch (SQLException | RuntimeException ex) {
-				logger.warn("Could not release an idempotency lock after its transaction; closing the connection "
+				logger.warn("Could not release an idempotency lock after its transaction; aborting the connection "
 						+ "to free it", ex);
+				abort(this.physical);
 			}
-			abort(this.physical);
 		}
 
 		private static void abort(Connection connection) {

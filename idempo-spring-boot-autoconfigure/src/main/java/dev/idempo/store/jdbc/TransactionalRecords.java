@@ -3,7 +3,6 @@ package dev.idempo.store.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 
 import org.jspecify.annotations.Nullable;
@@ -19,18 +18,17 @@ import org.springframework.util.Assert;
  * run on the connection of the application's own transaction, which the caller holds,
  * never on a lock session. A claim is a lock that cannot outlive the transaction's
  * connection and is taken without waiting, then the key's record is read in a statement
- * of its own (so that under {@code READ COMMITTED} it sees everything committed before
- * the lock was granted); the record is inserted in the same transaction as the handler's
- * writes.
+ * of its own (so that it sees everything committed before the lock was granted); the
+ * record is inserted in the same transaction as the handler's writes.
  * <ul>
  * <li>PostgreSQL: {@code pg_try_advisory_xact_lock(namespace, id)}, the same two keys as
  * the lock sessions' {@code pg_try_advisory_lock}, so that transactional and other claims
  * of one key exclude each other. The server releases it when the transaction ends,
- * committed or not: {@link #unlock} does nothing.</li>
- * <li>MySQL/MariaDB: {@code GET_LOCK(name, 0)} with the lock sessions' name (computed by
- * the server from the connection's database), a lock of the connection's session: the
- * caller runs {@link #unlock} after the commit or rollback, before the connection goes
- * back to its pool.</li>
+ * committed or not: {@link #lockName} is {@code null} and nothing is to be unlocked.</li>
+ * <li>MySQL/MariaDB: {@code GET_LOCK(name, 0)} with the lock sessions' name (from the
+ * connection's current database), a lock of the connection's session: the caller runs
+ * {@link #unlock} after the commit or rollback, before the connection goes back to its
+ * pool.</li>
  * </ul>
  *
  * @author idempo
@@ -47,12 +45,12 @@ public final class TransactionalRecords {
 
 	private final @Nullable String unlockSql;
 
-	private final String lockPrefix;
+	private final @Nullable MySqlDialect mysql;
 
-	private TransactionalRecords(boolean postgres, String table, int lockNamespace, String lockPrefix) {
+	private TransactionalRecords(boolean postgres, String table, int lockNamespace, @Nullable MySqlDialect mysql) {
 		JdbcStoreSchema.checkTableName(table);
 		this.postgres = postgres;
-		this.lockPrefix = lockPrefix;
+		this.mysql = mysql;
 		if (postgres) {
 			this.lockSql = "SELECT pg_try_advisory_xact_lock(" + lockNamespace + ", ?)";
 			this.readSql = "SELECT fingerprint, response FROM " + table
@@ -67,11 +65,7 @@ public final class TransactionalRecords {
 			this.unlockSql = null;
 		}
 		else {
-			// the same name as MySqlDialect.lockName(DATABASE(), key), computed by the
-			// server so that no round trip asks for the database first
-			int hexLength = 64 - lockPrefix.length();
-			this.lockSql = "SELECT GET_LOCK(n, 0), n FROM (SELECT CONCAT(?, LEFT(SHA2(CONCAT(DATABASE(), CHAR(0), ?),"
-					+ " 256), " + hexLength + ")) AS n) AS l";
+			this.lockSql = "SELECT GET_LOCK(?, 0)";
 			this.readSql = "SELECT fingerprint, response FROM " + table
 					+ " WHERE storage_key = ? AND expires_at > UTC_TIMESTAMP(6)";
 			this.insertSql = "REPLACE INTO " + table + " (storage_key, fingerprint, response, created_at, expires_at)"
@@ -87,7 +81,7 @@ public final class TransactionalRecords {
 	 * @return the statements
 	 */
 	public static TransactionalRecords postgres(String table, int lockNamespace) {
-		return new TransactionalRecords(true, table, lockNamespace, "");
+		return new TransactionalRecords(true, table, lockNamespace, null);
 	}
 
 	/**
@@ -97,9 +91,7 @@ public final class TransactionalRecords {
 	 * @return the statements
 	 */
 	public static TransactionalRecords mysql(String table, String lockPrefix) {
-		// validates the prefix as the store does
-		new MySqlDialect(table, lockPrefix);
-		return new TransactionalRecords(false, table, 0, lockPrefix);
+		return new TransactionalRecords(false, table, 0, new MySqlDialect(table, lockPrefix));
 	}
 
 	/**
@@ -111,12 +103,27 @@ public final class TransactionalRecords {
 	}
 
 	/**
-	 * Whether the lock must be released by {@link #unlock} once the transaction has ended
-	 * (it is the session's, not the transaction's).
-	 * @return whether {@link #unlock} is needed
+	 * The name of the key's lock where the lock belongs to the session rather than to the
+	 * transaction (MySQL), so that the caller can arrange for its release before it is
+	 * taken: the lock sessions' name, from the connection's current database (no round
+	 * trip: both drivers track it).
+	 * @param connection the transaction's connection
+	 * @param key the storage key
+	 * @return the lock name, or {@code null} where the lock ends with the transaction
+	 * (PostgreSQL)
+	 * @throws SQLException if the connection cannot say its database
 	 */
-	public boolean needsUnlock() {
-		return this.unlockSql != null;
+	public @Nullable String lockName(Connection connection, String key) throws SQLException {
+		MySqlDialect mysql = this.mysql;
+		if (mysql == null) {
+			return null;
+		}
+		String database = connection.getCatalog();
+		if (database == null) {
+			// MySQL Connector/J with databaseTerm=SCHEMA
+			database = connection.getSchema();
+		}
+		return mysql.lockName((database != null) ? database : "", key);
 	}
 
 	/**
@@ -124,45 +131,35 @@ public final class TransactionalRecords {
 	 * the caller's transaction on its connection.
 	 * @param connection the transaction's connection
 	 * @param key the storage key
+	 * @param lockName {@link #lockName}
 	 * @param timeoutSeconds the statement timeout, 0 for none
 	 * @return the outcome
-	 * @throws SQLException if a statement fails
+	 * @throws SQLException if a statement fails; on MySQL a lock it may have taken is
+	 * given back only by {@link #unlock}
 	 */
-	public Claim claim(Connection connection, String key, int timeoutSeconds) throws SQLException {
-		Sql lock = this.postgres ? new Sql(this.lockSql, PostgresDialect.lockId(key))
-				: new Sql(this.lockSql, this.lockPrefix, key);
+	public Claim claim(Connection connection, String key, @Nullable String lockName, int timeoutSeconds)
+			throws SQLException {
 		Sql read = new Sql(this.readSql, key);
 		if (this.postgres) {
+			Sql lock = new Sql(this.lockSql, PostgresDialect.lockId(key));
 			// one round trip: two statements, so the read's snapshot follows the lock
 			List<Result> results = SqlPipeline.run(connection, true, timeoutSeconds, List.of(lock, read));
-			@Nullable Object[] locked = results.get(0).rows().get(0);
-			if (!JdbcDialect.isTrue(locked[0])) {
-				return new Claim(false, null, null);
+			if (!JdbcDialect.isTrue(results.get(0).rows().get(0)[0])) {
+				return new Claim(false, null);
 			}
-			return new Claim(true, null, record(results.get(1)));
+			return new Claim(true, record(results.get(1)));
 		}
-		@Nullable Object[] locked = SqlPipeline.run(connection, false, timeoutSeconds, List.of(lock)).get(0).rows().get(0);
-		String name = (String) locked[1];
-		if (locked[0] == null) {
+		Assert.notNull(lockName, "'lockName' is required");
+		Result locked = SqlPipeline.run(connection, false, timeoutSeconds, List.of(new Sql(this.lockSql, lockName)))
+			.get(0);
+		Object granted = locked.rows().get(0)[0];
+		if (granted == null) {
 			throw new SQLException("GET_LOCK failed");
 		}
-		if (!JdbcDialect.isTrue(locked[0])) {
-			return new Claim(false, null, null);
+		if (!JdbcDialect.isTrue(granted)) {
+			return new Claim(false, null);
 		}
-		try {
-			return new Claim(true, name,
-					record(SqlPipeline.run(connection, false, timeoutSeconds, List.of(read)).get(0)));
-		}
-		catch (SQLException | RuntimeException ex) {
-			// the caller gets no claim to unlock: give the lock back here
-			try {
-				unlock(connection, name, timeoutSeconds);
-			}
-			catch (SQLException | RuntimeException unlockFailure) {
-				ex.addSuppressed(unlockFailure);
-			}
-			throw ex;
-		}
+		return new Claim(true, record(SqlPipeline.run(connection, false, timeoutSeconds, List.of(read)).get(0)));
 	}
 
 	private static @Nullable StoredRecord record(Result result) throws SQLException {
@@ -187,9 +184,9 @@ public final class TransactionalRecords {
 			throws SQLException {
 		Assert.isTrue(!ttl.isNegative() && !ttl.isZero(), "'ttl' must be positive");
 		long micros = ttl.toNanos() / 1000;
-		List<Object> parameters = new ArrayList<>(List.of(key, record.fingerprint(), record.response(), micros));
 		Result result = SqlPipeline
-			.run(connection, false, timeoutSeconds, List.of(new Sql(this.insertSql, parameters.toArray())))
+			.run(connection, false, timeoutSeconds,
+					List.of(new Sql(this.insertSql, key, record.fingerprint(), record.response(), micros)))
 			.get(0);
 		if (result.updateCount() < 1) {
 			throw new SQLException("The idempotency record was not written");
@@ -197,35 +194,29 @@ public final class TransactionalRecords {
 	}
 
 	/**
-	 * Releases a lock taken by {@link #claim} once its transaction has ended (MySQL
-	 * only).
-	 * @param connection the connection that took it
-	 * @param lockName {@link Claim#lockName()}
+	 * Gives back a lock that {@link #claim} may have taken, once its transaction has
+	 * ended (MySQL only). Safe whatever the claim did: a lock this session does not hold
+	 * is left alone.
+	 * @param connection the connection that may hold it
+	 * @param lockName {@link #lockName}
 	 * @param timeoutSeconds the statement timeout, 0 for none
-	 * @return whether the connection held it and has released it
 	 * @throws SQLException if the statement fails
 	 */
-	public boolean unlock(Connection connection, String lockName, int timeoutSeconds) throws SQLException {
+	public void unlock(Connection connection, String lockName, int timeoutSeconds) throws SQLException {
 		String sql = this.unlockSql;
-		if (sql == null) {
-			return true;
+		if (sql != null) {
+			// answers 1: released; 0: another session's; NULL: nobody's
+			SqlPipeline.run(connection, false, timeoutSeconds, List.of(new Sql(sql, lockName)));
 		}
-		@Nullable Object[] row = SqlPipeline.run(connection, false, timeoutSeconds, List.of(new Sql(sql, lockName)))
-			.get(0)
-			.rows()
-			.get(0);
-		return JdbcDialect.isTrue(row[0]);
 	}
 
 	/**
 	 * What a claim found.
 	 *
 	 * @param locked whether the lock was taken (else another request holds the key)
-	 * @param lockName the lock to give back after the transaction ({@link #unlock}), if
-	 * any
 	 * @param record the key's unexpired record, if locked and there is one
 	 */
-	public record Claim(boolean locked, @Nullable String lockName, @Nullable StoredRecord record) {
+	public record Claim(boolean locked, @Nullable StoredRecord record) {
 	}
 
 }

@@ -247,6 +247,39 @@ abstract class TransactionalHttpTests {
 	}
 
 	/**
+	 * A redirect is held back until the commit like any other response: with the backend
+	 * killed before the commit, the client gets 503, never the 302; the retry runs, and
+	 * its redirect is replayed.
+	 */
+	@Test
+	void redirectIsHeldBackUntilTheCommit() throws Exception {
+		String key = TestHttp.newKey();
+		String reference = reference();
+		ExecutorService executor = Executors.newSingleThreadExecutor();
+		try {
+			Future<HttpResponse<byte[]>> first = executor
+				.submit(() -> post("/tx/jdbc/redirect", key, reference, "pause-before-commit"));
+			long session = this.pauses.awaitArrival();
+			kill(database().jdbc(), session);
+			this.pauses.release();
+			assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(503);
+			assertThat(payments(reference)).isZero();
+			HttpResponse<byte[]> retry = post("/tx/jdbc/redirect", key, reference, null);
+			assertThat(retry.statusCode()).isEqualTo(302);
+			assertThat(retry.headers().firstValue("Location"))
+				.hasValueSatisfying((location) -> assertThat(location).endsWith("/payments/" + reference));
+			HttpResponse<byte[]> replay = post("/tx/jdbc/redirect", key, reference, null);
+			assertThat(replay.statusCode()).isEqualTo(302);
+			assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+			assertThat(payments(reference)).isEqualTo(1);
+		}
+		finally {
+			this.pauses.release();
+			executor.shutdownNow();
+		}
+	}
+
+	/**
 	 * A transactional claim and a lock session's claim of one key exclude each other
 	 * (same lock), both ways.
 	 */

@@ -1,6 +1,9 @@
 package dev.idempo.web.transactional.app;
 
+import java.io.IOException;
 import java.util.Map;
+
+import jakarta.servlet.http.HttpServletResponse;
 
 import org.jspecify.annotations.Nullable;
 
@@ -63,6 +66,20 @@ class PaymentsController {
 			@RequestHeader(name = "X-Behaviour", required = false) @Nullable String behaviour) {
 		this.jpa.getObject().create(reference, body);
 		return respond(reference, behaviour);
+	}
+
+	/**
+	 * Inserts a payment and redirects to it with {@code sendRedirect}, which idempo holds
+	 * back until the commit like any other response.
+	 */
+	@PostMapping("/tx/jdbc/redirect")
+	@Idempotent(transactional = true)
+	void redirect(@RequestBody String body, @RequestHeader("X-Reference") String reference,
+			@RequestHeader(name = "X-Behaviour", required = false) @Nullable String behaviour,
+			HttpServletResponse response) throws IOException {
+		this.jdbc.update("INSERT INTO " + this.table + " (reference, body) VALUES (?, ?)", reference, body);
+		respond(reference, behaviour);
+		response.sendRedirect("/payments/" + reference);
 	}
 
 	private ResponseEntity<Map<String, String>> respond(String reference, @Nullable String behaviour) {
