@@ -140,20 +140,23 @@ abstract class TransactionalCrashTests {
 	@AfterAll
 	void stopInstances() {
 		try {
-			if (this.a != null) {
-				this.a.kill();
-			}
+			stop(this.a);
 		}
 		finally {
 			try {
-				if (this.b != null) {
-					this.b.kill();
-				}
+				stop(this.b);
 			}
 			finally {
 				database().dropTable(this.businessTable);
 				database().dropTable(this.recordTable);
 			}
+		}
+	}
+
+	/** Kills an instance left running; one that died on its own was reported already. */
+	private static void stop(@Nullable CrashTestInstance instance) {
+		if (instance != null && instance.isAlive()) {
+			instance.kill();
 		}
 	}
 
