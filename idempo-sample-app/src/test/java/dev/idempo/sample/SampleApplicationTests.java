@@ -68,6 +68,16 @@ class SampleApplicationTests {
 	}
 
 	@Test
+	void openApiDocumentDescribesTheKeyOfIdempotentOperations() throws Exception {
+		HttpResponse<String> document = this.client.send(HttpRequest.newBuilder(uri("/v3/api-docs")).build(),
+				HttpResponse.BodyHandlers.ofString());
+		assertThat(document.statusCode()).isEqualTo(200);
+		assertThat(document.body()).contains("\"Idempotency-Key\"")
+			.contains("\"x-idempotency\"")
+			.contains("https://idempo.dev/problems/request-in-progress");
+	}
+
+	@Test
 	void metricsAreInActuator() throws Exception {
 		post("/payments", UUID.randomUUID().toString(), "{\"amount\":1,\"recipient\":\"carol\"}");
 		HttpResponse<String> metrics = this.client.send(

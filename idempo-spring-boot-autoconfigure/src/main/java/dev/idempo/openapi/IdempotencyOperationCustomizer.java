@@ -1,0 +1,183 @@
+package dev.idempo.openapi;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import io.swagger.v3.oas.models.Operation;
+import io.swagger.v3.oas.models.headers.Header;
+import io.swagger.v3.oas.models.media.Content;
+import io.swagger.v3.oas.models.media.IntegerSchema;
+import io.swagger.v3.oas.models.media.MediaType;
+import io.swagger.v3.oas.models.media.ObjectSchema;
+import io.swagger.v3.oas.models.media.Schema;
+import io.swagger.v3.oas.models.media.StringSchema;
+import io.swagger.v3.oas.models.parameters.HeaderParameter;
+import io.swagger.v3.oas.models.parameters.Parameter;
+import io.swagger.v3.oas.models.responses.ApiResponse;
+import io.swagger.v3.oas.models.responses.ApiResponses;
+import org.springdoc.core.customizers.GlobalOperationCustomizer;
+
+import dev.idempo.core.IdempotencyKeyParser;
+import dev.idempo.core.IdempotencyProblem;
+import dev.idempo.core.IdempotencySettings;
+import dev.idempo.web.IdempotencyInterceptor;
+import dev.idempo.web.IdempotentHandlers;
+
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestMethod;
+import org.springframework.web.method.HandlerMethod;
+
+/**
+ * Documents the operations of {@link dev.idempo.Idempotent} handlers: the key header
+ * (required or not, its syntax and length), the {@code Idempotent-Replayed} header of
+ * successful responses, the problem responses idempo answers with their {@code type}s,
+ * and the key's expiry policy as the operation extension {@value #EXTENSION} (the IETF
+ * draft asks servers to publish it). Only for handlers reached with {@code POST},
+ * {@code PUT}, {@code PATCH} or {@code DELETE}; operations of other handlers are left
+ * alone.
+ *
+ * @author idempo
+ */
+public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer {
+
+	/** The operation extension that publishes the key policy. */
+	public static final String EXTENSION = "x-idempotency";
+
+	private static final Set<RequestMethod> PROTECTED = Set.of(RequestMethod.POST, RequestMethod.PUT,
+			RequestMethod.PATCH, RequestMethod.DELETE);
+
+	private static final String PROBLEM_JSON = "application/problem+json";
+
+	private final IdempotentHandlers handlers;
+
+	private final IdempotencySettings settings;
+
+	/**
+	 * Creates a customizer.
+	 * @param handlers the handler policies (TTL, required, transactional)
+	 * @param settings the settings (key header, whether keys are required, retry hints)
+	 */
+	public IdempotencyOperationCustomizer(IdempotentHandlers handlers, IdempotencySettings settings) {
+		this.handlers = handlers;
+		this.settings = settings;
+	}
+
+	@Override
+	public Operation customize(Operation operation, HandlerMethod handlerMethod) {
+		IdempotentHandlers.Policy policy = this.handlers.policy(handlerMethod);
+		if (policy == null || !isProtected(handlerMethod)) {
+			return operation;
+		}
+		boolean required = policy.required() || this.settings.keyRequired();
+		addKeyParameter(operation, required);
+		ApiResponses responses = (operation.getResponses() != null) ? operation.getResponses() : new ApiResponses();
+		operation.setResponses(responses);
+		responses.forEach((status, response) -> {
+			if (status.startsWith("2") || status.startsWith("3") || status.equals("default")) {
+				response.addHeaderObject(IdempotencyInterceptor.REPLAYED_HEADER,
+						new Header()
+							.description("`true` on a replayed response: the request with this key ran before, "
+									+ "and this is its stored response, byte for byte.")
+							.schema(new StringSchema()._enum(List.of("true"))));
+			}
+		});
+		Map<String, List<IdempotencyProblem>> problems = new LinkedHashMap<>();
+		for (IdempotencyProblem problem : problemsOf(policy)) {
+			problems.computeIfAbsent(Integer.toString(problem.status().value()), (status) -> new ArrayList<>())
+				.add(problem);
+		}
+		problems.forEach((status, list) -> {
+			if (!responses.containsKey(status)) {
+				responses.addApiResponse(status, problemResponse(list));
+			}
+		});
+		Map<String, Object> policyExtension = new LinkedHashMap<>();
+		policyExtension.put("key-header", this.settings.keyHeader());
+		policyExtension.put("key-required", required);
+		policyExtension.put("key-max-length", IdempotencyKeyParser.MAX_LENGTH);
+		policyExtension.put("ttl", policy.ttl().toString());
+		policyExtension.put("ttl-seconds", policy.ttl().toSeconds());
+		policyExtension.put("transactional", policy.transactional());
+		operation.addExtension(EXTENSION, policyExtension);
+		return operation;
+	}
+
+	private void addKeyParameter(Operation operation, boolean required) {
+		String name = this.settings.keyHeader();
+		List<Parameter> parameters = operation.getParameters();
+		if (parameters != null && parameters.stream()
+			.anyMatch(
+					(parameter) -> "header".equals(parameter.getIn()) && name.equalsIgnoreCase(parameter.getName()))) {
+			return;
+		}
+		Schema<String> schema = new StringSchema().minLength(1).maxLength(IdempotencyKeyParser.MAX_LENGTH);
+		operation.addParametersItem(new HeaderParameter().name(name)
+			.required(required)
+			.description("A unique key per operation (for example a UUID), sent again unchanged on every retry. "
+					+ "A Structured Fields string (`\"8e03978e-40d5\"`) or the bare value, 1 to "
+					+ IdempotencyKeyParser.MAX_LENGTH + " characters of printable ASCII. The first request with a "
+					+ "key runs; a retry with the same key and request gets the first response back"
+					+ (this.settings.keyHeaderAliases().isEmpty() ? ""
+							: "; also accepted as " + String.join(", ", this.settings.keyHeaderAliases()))
+					+ ".")
+			.schema(schema)
+			.example("8e03978e-40d5-43e8-bc93-6894a57f9324"));
+	}
+
+	private static List<IdempotencyProblem> problemsOf(IdempotentHandlers.Policy policy) {
+		List<IdempotencyProblem> problems = new ArrayList<>(List.of(IdempotencyProblem.INVALID_KEY,
+				IdempotencyProblem.MISSING_KEY, IdempotencyProblem.IN_PROGRESS, IdempotencyProblem.REQUEST_TOO_LARGE,
+				IdempotencyProblem.KEY_REUSED, IdempotencyProblem.STORE_UNAVAILABLE));
+		if (policy.transactional()) {
+			problems.add(IdempotencyProblem.RESPONSE_NOT_REPLAYABLE);
+			problems.add(IdempotencyProblem.COMMIT_FAILED);
+		}
+		return problems;
+	}
+
+	private ApiResponse problemResponse(List<IdempotencyProblem> problems) {
+		StringBuilder description = new StringBuilder();
+		List<String> types = new ArrayList<>();
+		for (IdempotencyProblem problem : problems) {
+			if (!description.isEmpty()) {
+				description.append(" Or: ");
+			}
+			description.append(problem.title()).append(" (`").append(problem.type()).append("`).");
+			types.add(problem.type().toString());
+		}
+		Schema<?> body = new ObjectSchema().addProperty("type", new StringSchema()._enum(types))
+			.addProperty("title", new StringSchema())
+			.addProperty("status", new IntegerSchema())
+			.addProperty("detail", new StringSchema())
+			.addProperty("instance", new StringSchema());
+		ApiResponse response = new ApiResponse().description(description.toString())
+			.content(new Content().addMediaType(PROBLEM_JSON, new MediaType().schema(body)));
+		if (problems.stream().anyMatch(IdempotencyOperationCustomizer::hasRetryAfter)) {
+			response.addHeaderObject("Retry-After",
+					new Header().description("Seconds to wait before retrying with the same key.")
+						.schema(new IntegerSchema()));
+		}
+		return response;
+	}
+
+	private static boolean hasRetryAfter(IdempotencyProblem problem) {
+		return problem == IdempotencyProblem.IN_PROGRESS || problem == IdempotencyProblem.STORE_UNAVAILABLE
+				|| problem == IdempotencyProblem.COMMIT_FAILED;
+	}
+
+	private static boolean isProtected(HandlerMethod handlerMethod) {
+		RequestMapping mapping = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getMethod(),
+				RequestMapping.class);
+		if (mapping == null) {
+			return false;
+		}
+		// no method: every method, the unsafe ones too
+		return mapping.method().length == 0 || Arrays.stream(mapping.method()).anyMatch(PROTECTED::contains);
+	}
+
+}
