@@ -78,6 +78,19 @@ class SampleApplicationTests {
 	}
 
 	@Test
+	void storeHealthHasItsOwnGroupAndStaysOutOfLiveness() throws Exception {
+		HttpResponse<String> store = this.client.send(
+				HttpRequest.newBuilder(uri("/actuator/health/idempo-store")).build(),
+				HttpResponse.BodyHandlers.ofString());
+		assertThat(store.statusCode()).isEqualTo(200);
+		assertThat(store.body()).contains("\"idempo\"").contains("\"store\":\"memory\"").contains("UP");
+		HttpResponse<String> liveness = this.client.send(
+				HttpRequest.newBuilder(uri("/actuator/health/liveness")).build(), HttpResponse.BodyHandlers.ofString());
+		assertThat(liveness.statusCode()).isEqualTo(200);
+		assertThat(liveness.body()).doesNotContain("idempo");
+	}
+
+	@Test
 	void metricsAreInActuator() throws Exception {
 		post("/payments", UUID.randomUUID().toString(), "{\"amount\":1,\"recipient\":\"carol\"}");
 		HttpResponse<String> metrics = this.client.send(

@@ -3,6 +3,9 @@ package dev.idempo.store.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -66,8 +69,11 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 
 	private volatile boolean closed;
 
+	private final DataSource dataSource;
+
 	JdbcLockingStore(DataSource dataSource, JdbcStoreSettings settings, JdbcDialect dialect) {
 		Assert.notNull(dataSource, "'dataSource' must not be null");
+		this.dataSource = dataSource;
 		Assert.notNull(settings, "'settings' must not be null");
 		this.dialect = dialect;
 		this.settings = settings;
@@ -149,6 +155,36 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	 * instead of answering "in progress" early. {@code lockTtl} is ignored: the lock
 	 * lives as long as its session.
 	 */
+	/**
+	 * Checks, for health endpoints, that the database answers where lock sessions come
+	 * from (a connection of its own, outside the application's pool, as lock sessions
+	 * are) and reads the record table, and tells how many lock sessions are open. Never
+	 * takes a lock session from requests.
+	 * @return the details: {@code database}, {@code lockSessions},
+	 * {@code openLockSessions}
+	 * @throws LockingStoreException if the database cannot be reached or the table read
+	 */
+	public Map<String, Object> checkHealth() {
+		if (this.closed) {
+			throw new LockingStoreException("The idempotency store is closed");
+		}
+		try (Connection connection = this.dataSource.getConnection()) {
+			SqlPipeline.run(connection, false, this.settings.timeoutSeconds(),
+					List.of(new SqlPipeline.Sql("SELECT 1 FROM " + this.settings.tableName() + " WHERE storage_key = ?",
+							"health")));
+			Map<String, Object> details = new LinkedHashMap<>();
+			details.put("database", connection.getMetaData().getDatabaseProductName() + " "
+					+ connection.getMetaData().getDatabaseProductVersion());
+			details.put("table", this.settings.tableName());
+			details.put("lockSessions", this.settings.lockSessions());
+			details.put("openLockSessions", this.pool.sessions().stream().filter(LockSession::isOpen).count());
+			return details;
+		}
+		catch (SQLException | RuntimeException ex) {
+			throw new LockingStoreException("The idempotency database cannot be reached: " + ex.getMessage(), ex);
+		}
+	}
+
 	@Override
 	public ClaimResult claim(String key, Duration lockTtl) {
 		checkKey(key);

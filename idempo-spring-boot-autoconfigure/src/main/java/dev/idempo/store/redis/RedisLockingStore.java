@@ -199,6 +199,22 @@ public final class RedisLockingStore implements LockingStore {
 	}
 
 	/**
+	 * Sends a {@code PING} the way the store's scripts go, for health checks.
+	 * @throws LockingStoreException if Redis does not answer
+	 */
+	public void ping() {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			String reply = connection.ping();
+			if (!"PONG".equalsIgnoreCase(reply)) {
+				throw new LockingStoreException("Redis answered PING with " + reply);
+			}
+		}
+		catch (DataAccessException | PoolException ex) {
+			throw new LockingStoreException("Redis ping failed: " + ex.getMessage(), ex);
+		}
+	}
+
+	/**
 	 * Runs {@code script} in one round trip: {@code EVALSHA}, or {@code EVAL} if the
 	 * server does not know the script yet (a new or flushed server, or a failover to a
 	 * replica that never saw it).
