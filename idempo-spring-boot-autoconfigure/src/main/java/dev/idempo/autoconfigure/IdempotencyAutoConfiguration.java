@@ -43,6 +43,7 @@ import org.springframework.boot.web.servlet.ServletListenerRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportRuntimeHints;
 import org.springframework.core.Ordered;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.DispatcherServlet;
@@ -67,6 +68,7 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 @EnableConfigurationProperties(IdempotencyProperties.class)
 @Import({ IdempotencyAutoConfiguration.MemoryStoreConfiguration.class, RedisStoreConfiguration.class,
 		JdbcStoreConfiguration.class })
+@ImportRuntimeHints(IdempotencyRuntimeHints.class)
 public final class IdempotencyAutoConfiguration {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyAutoConfiguration.class);

@@ -1,0 +1,23 @@
+package dev.idempo.autoconfigure;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aot.hint.RuntimeHints;
+import org.springframework.aot.hint.RuntimeHintsRegistrar;
+
+/**
+ * The resources idempo reads at run time, for native images and AOT-processed
+ * applications: the Redis store's Lua scripts and the SQL stores' schema scripts.
+ *
+ * @author idempo
+ */
+class IdempotencyRuntimeHints implements RuntimeHintsRegistrar {
+
+	@Override
+	public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
+		hints.resources()
+			.registerPattern("dev/idempo/store/redis/*.lua")
+			.registerPattern("dev/idempo/store/jdbc/schema-*.sql");
+	}
+
+}
