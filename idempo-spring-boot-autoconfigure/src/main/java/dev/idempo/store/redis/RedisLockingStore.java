@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.regex.Pattern;
 
 import org.jspecify.annotations.Nullable;
 
@@ -65,8 +64,6 @@ public final class RedisLockingStore implements LockingStore {
 
 	/** The key prefix used unless configured otherwise. */
 	public static final String DEFAULT_KEY_PREFIX = "idempo:";
-
-	private static final Pattern DIGEST = Pattern.compile("[0-9a-f]{1,128}");
 
 	private static final Script CLAIM_SCRIPT = Script.load("claim.lua", ReturnType.MULTI);
 
@@ -191,9 +188,26 @@ public final class RedisLockingStore implements LockingStore {
 		return new String(keys(key).record(), StandardCharsets.UTF_8);
 	}
 
+	/**
+	 * Whether {@code key} is 1 to 128 lowercase hex digits; a loop, not a regular
+	 * expression, which showed in profiles of every operation.
+	 */
+	private static boolean isDigest(String key) {
+		int length = key.length();
+		if (length == 0 || length > 128) {
+			return false;
+		}
+		for (int i = 0; i < length; i++) {
+			char c = key.charAt(i);
+			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+				return false;
+			}
+		}
+		return true;
+	}
+
 	private Keys keys(String key) {
-		Assert.isTrue(DIGEST.matcher(key).matches(),
-				"Storage key must be a lowercase hex digest of at most 128 characters");
+		Assert.isTrue(isDigest(key), "Storage key must be a lowercase hex digest of at most 128 characters");
 		String hashTagged = this.keyPrefix + "{" + key + "}";
 		return new Keys(bytes(hashTagged + ":lock"), bytes(hashTagged + ":record"));
 	}
