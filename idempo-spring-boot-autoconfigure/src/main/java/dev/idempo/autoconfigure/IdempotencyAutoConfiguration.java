@@ -3,6 +3,7 @@ package dev.idempo.autoconfigure;
 import java.time.Clock;
 import java.util.Objects;
 
+import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.DispatcherType;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -148,10 +149,13 @@ public final class IdempotencyAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotencyInterceptor idempotencyInterceptor(LockingStore store, IdempotentHandlers handlers,
 			CallerScopeResolver callerScopeResolver, ObjectProvider<IdempotencyListener> listeners,
-			IdempotencyProperties properties, LeaseRenewer leaseRenewer, ConfigurableBeanFactory beanFactory) {
-		return new IdempotencyInterceptor(store, handlers, callerScopeResolver,
+			IdempotencyProperties properties, LeaseRenewer leaseRenewer, ConfigurableBeanFactory beanFactory,
+			ObjectProvider<ObservationRegistry> observationRegistry) {
+		IdempotencyInterceptor interceptor = new IdempotencyInterceptor(store, handlers, callerScopeResolver,
 				CompositeIdempotencyListener.of(listeners.orderedStream().toList()), properties.toSettings(),
 				leaseRenewer, transactional(beanFactory));
+		observationRegistry.ifAvailable(interceptor::setObservationRegistry);
+		return interceptor;
 	}
 
 	@Bean

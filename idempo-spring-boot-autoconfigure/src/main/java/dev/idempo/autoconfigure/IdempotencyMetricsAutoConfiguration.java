@@ -1,9 +1,14 @@
 package dev.idempo.autoconfigure;
 
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
 
 import dev.idempo.core.MicrometerIdempotencyListener;
+import dev.idempo.store.memory.InMemoryLockingStore;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -27,6 +32,34 @@ public final class IdempotencyMetricsAutoConfiguration {
 	@ConditionalOnMissingBean
 	MicrometerIdempotencyListener micrometerIdempotencyListener(MeterRegistry registry) {
 		return new MicrometerIdempotencyListener(registry);
+	}
+
+	/**
+	 * The in-memory store's size and evictions, when it is the store.
+	 * @param stores the in-memory store, if it is the one
+	 * @return the binder
+	 */
+	@Bean
+	MeterBinder idempotencyMemoryStoreMeters(ObjectProvider<InMemoryLockingStore> stores) {
+		return (registry) -> stores.ifAvailable((store) -> {
+			Gauge.builder("idempo.store.memory.entries", store, InMemoryLockingStore::size)
+				.description("Completed records held by the in-memory idempotency store")
+				.register(registry);
+			Gauge.builder("idempo.store.memory.size", store, InMemoryLockingStore::sizeInBytes)
+				.description("Bytes of completed records held by the in-memory idempotency store")
+				.baseUnit("bytes")
+				.register(registry);
+			FunctionCounter.builder("idempo.store.memory.evictions", store, InMemoryLockingStore::capacityEvictions)
+				.description("Records the in-memory store dropped: capacity (before they expired, re-opening "
+						+ "their keys) or expired")
+				.tag("reason", "capacity")
+				.register(registry);
+			FunctionCounter.builder("idempo.store.memory.evictions", store, InMemoryLockingStore::expiredEvictions)
+				.description("Records the in-memory store dropped: capacity (before they expired, re-opening "
+						+ "their keys) or expired")
+				.tag("reason", "expired")
+				.register(registry);
+		});
 	}
 
 }

@@ -7,6 +7,9 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 
+import io.micrometer.common.KeyValue;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -35,6 +38,7 @@ import dev.idempo.store.StoredRecord;
 
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.AsyncHandlerInterceptor;
+import org.springframework.web.filter.ServerHttpObservationFilter;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.util.WebUtils;
 
@@ -56,7 +60,20 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 
 	private static final Set<String> PROTECTED_METHODS = Set.of("POST", "PUT", "PATCH", "DELETE");
 
-	private final LockingStore store;
+	/** The name of the observation of a replay. */
+	public static final String REPLAY_OBSERVATION = "idempo.replay";
+
+	/**
+	 * The high-cardinality key value that the request's observation gets with the
+	 * outcome.
+	 */
+	public static final String OUTCOME_KEY = "idempo.outcome";
+
+	private final LockingStore rawStore;
+
+	private LockingStore store;
+
+	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
 
 	private final IdempotentHandlers handlers;
 
@@ -100,11 +117,25 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			LeaseRenewer leaseRenewer, @Nullable TransactionalIdempotency transactional) {
 		this.transactional = transactional;
 		this.listener = listener;
+		this.rawStore = store;
 		this.store = new ObservedLockingStore(store, listener);
 		this.handlers = handlers;
 		this.callerScopeResolver = callerScopeResolver;
 		this.settings = settings;
 		this.leaseRenewer = leaseRenewer;
+	}
+
+	/**
+	 * Observes store operations ({@value ObservedLockingStore#OBSERVATION}) and replays
+	 * ({@value #REPLAY_OBSERVATION}), and adds each protected request's outcome to its
+	 * server observation as the high-cardinality key value {@value #OUTCOME_KEY} (never a
+	 * metric tag). Without it (or with {@link ObservationRegistry#NOOP}), nothing is
+	 * observed.
+	 * @param observationRegistry the registry
+	 */
+	public void setObservationRegistry(ObservationRegistry observationRegistry) {
+		this.observationRegistry = observationRegistry;
+		this.store = new ObservedLockingStore(this.rawStore, this.listener, observationRegistry);
 	}
 
 	static boolean isProtectedMethod(String method) {
@@ -185,7 +216,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		if (preset == NotStoredReason.NONE) {
 			capture.startCapture(this.settings.maxResponseSize());
 		}
-		this.listener.onRequest(RequestOutcome.EXECUTED);
+		onRequest(request, RequestOutcome.EXECUTED);
 		return true;
 	}
 
@@ -225,7 +256,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 						+ "or committed before the handler ran, so it could not be held back until the commit; "
 						+ "its transaction was rolled back and the handler not run");
 			}
-			this.listener.onRequest(RequestOutcome.EXECUTED);
+			onRequest(request, RequestOutcome.EXECUTED);
 			return true;
 		}
 		StoredRecord record = begun.record();
@@ -277,6 +308,14 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		}
 	}
 
+	private void onRequest(HttpServletRequest request, RequestOutcome outcome) {
+		this.listener.onRequest(outcome);
+		if (!this.observationRegistry.isNoop()) {
+			ServerHttpObservationFilter.findObservationContext(request)
+				.ifPresent((context) -> context.addHighCardinalityKeyValue(KeyValue.of(OUTCOME_KEY, outcome.tag())));
+		}
+	}
+
 	private List<String> keyHeaders(HttpServletRequest request) {
 		List<String> values = new ArrayList<>(1);
 		values.addAll(Collections.list(request.getHeaders(this.settings.keyHeader())));
@@ -324,6 +363,30 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		catch (IllegalArgumentException ex) {
 			return storeFailed(request, response, ex);
 		}
+		if (this.observationRegistry.isNoop()) {
+			writeReplay(response, stored);
+		}
+		else {
+			Observation observation = Observation.createNotStarted(REPLAY_OBSERVATION, this.observationRegistry)
+				.contextualName("idempo replay")
+				.lowCardinalityKeyValue("status", Integer.toString(stored.status()))
+				.start();
+			try (Observation.Scope scope = observation.openScope()) {
+				writeReplay(response, stored);
+			}
+			catch (IOException | RuntimeException ex) {
+				observation.error(ex);
+				throw ex;
+			}
+			finally {
+				observation.stop();
+			}
+		}
+		onRequest(request, RequestOutcome.REPLAYED);
+		return false;
+	}
+
+	private void writeReplay(HttpServletResponse response, CapturedResponse stored) throws IOException {
 		response.setStatus(stored.status());
 		stored.headers().forEach((name, values) -> {
 			if (name.equalsIgnoreCase("Content-Type")) {
@@ -339,15 +402,13 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		if (stored.body().length > 0) {
 			response.getOutputStream().write(stored.body());
 		}
-		this.listener.onRequest(RequestOutcome.REPLAYED);
-		return false;
 	}
 
 	private boolean storeFailed(HttpServletRequest request, HttpServletResponse response, Exception ex)
 			throws IOException {
 		if (this.settings.failOpen()) {
 			logger.warn("Idempotency store failed; running the handler unprotected (fail-open)", ex);
-			this.listener.onRequest(RequestOutcome.UNPROTECTED);
+			onRequest(request, RequestOutcome.UNPROTECTED);
 			return true;
 		}
 		logger.warn("Idempotency store failed; refusing the request (fail-closed)", ex);
@@ -359,7 +420,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	private boolean reject(HttpServletRequest request, HttpServletResponse response, RequestOutcome outcome,
 			IdempotencyProblem problem, String detail, @Nullable Duration retryAfter) throws IOException {
 		ProblemResponses.write(request, response, problem, detail, retryAfter);
-		this.listener.onRequest(outcome);
+		onRequest(request, outcome);
 		return false;
 	}
 

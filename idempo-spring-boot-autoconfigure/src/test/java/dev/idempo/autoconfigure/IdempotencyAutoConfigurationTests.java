@@ -149,6 +149,29 @@ class IdempotencyAutoConfigurationTests {
 	}
 
 	@Test
+	void publishesTheMemoryStoresSizeAndEvictions() {
+		WebApplicationContextRunner runner = this.contextRunner.withConfiguration(AutoConfigurations.of(
+				org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration.class,
+				org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class,
+				IdempotencyMetricsAutoConfiguration.class, IdempotencyAutoConfiguration.class));
+		runner.withPropertyValues("idempo.store.memory.max-entries=1").run((context) -> {
+			InMemoryLockingStore store = context.getBean(InMemoryLockingStore.class);
+			for (String key : List.of("aa01", "aa02")) {
+				Lease lease = ((ClaimResult.Acquired) store.claim(key, Duration.ofSeconds(30))).lease();
+				store.complete(lease, new StoredRecord("f", new byte[10]), Duration.ofHours(1));
+			}
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			assertThat(registry.get("idempo.store.memory.entries").gauge().value()).isEqualTo(1.0);
+			assertThat(registry.get("idempo.store.memory.size").gauge().value()).isPositive();
+			assertThat(
+					registry.get("idempo.store.memory.evictions").tag("reason", "capacity").functionCounter().count())
+				.isEqualTo(1.0);
+			assertThat(registry.get("idempo.store.memory.evictions").tag("reason", "expired").functionCounter().count())
+				.isZero();
+		});
+	}
+
+	@Test
 	void invalidAnnotationTtlFailsStartupNamingTheHandler() {
 		this.contextRunner
 			.withConfiguration(

@@ -5,8 +5,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.store.ClaimResult;
@@ -30,6 +33,8 @@ import org.springframework.util.Assert;
  */
 public final class InMemoryLockingStore implements LockingStore {
 
+	private static final Log logger = LogFactory.getLog(InMemoryLockingStore.class);
+
 	/** Rough per-record bookkeeping cost on top of key, fingerprint and body. */
 	private static final int RECORD_OVERHEAD = 128;
 
@@ -42,6 +47,12 @@ public final class InMemoryLockingStore implements LockingStore {
 	private final AtomicLong completedBytes = new AtomicLong();
 
 	private final AtomicLong sequence = new AtomicLong();
+
+	private final AtomicLong expiredEvictions = new AtomicLong();
+
+	private final AtomicLong capacityEvictions = new AtomicLong();
+
+	private final AtomicBoolean capacityEvictionLogged = new AtomicBoolean();
 
 	/**
 	 * Owner tokens only need to be unique: they never leave this JVM, and the only code
@@ -182,6 +193,25 @@ public final class InMemoryLockingStore implements LockingStore {
 		return this.completedBytes.get();
 	}
 
+	/**
+	 * How many records were dropped after they expired (harmless: an expired record is as
+	 * if it never existed).
+	 * @return the count since the store was created
+	 */
+	public long expiredEvictions() {
+		return this.expiredEvictions.get();
+	}
+
+	/**
+	 * How many records were dropped before they expired, because the store was full
+	 * ({@code max-entries} or {@code max-size}): each re-opened its key, so a retry with
+	 * it runs the handler again. The first is logged as a warning.
+	 * @return the count since the store was created
+	 */
+	public long capacityEvictions() {
+		return this.capacityEvictions.get();
+	}
+
 	private static boolean owns(@Nullable Entry entry, Lease lease, Instant now) {
 		return entry instanceof Claim claim && claim.token().equals(lease.token())
 				&& claim.leaseExpiresAt().isAfter(now);
@@ -210,7 +240,23 @@ public final class InMemoryLockingStore implements LockingStore {
 			}
 			if (this.completionOrder.remove(oldest) && this.entries.remove(oldest.key(), oldest)) {
 				forget(oldest);
+				if (oldest.expiresAt().isAfter(now)) {
+					capacityEvicted();
+				}
+				else {
+					this.expiredEvictions.incrementAndGet();
+				}
 			}
+		}
+	}
+
+	private void capacityEvicted() {
+		this.capacityEvictions.incrementAndGet();
+		if (this.capacityEvictionLogged.compareAndSet(false, true)) {
+			logger.warn("The in-memory idempotency store is full (idempo.store.memory.max-entries=" + this.maxEntries
+					+ ", max-size=" + this.maxBytes + " bytes) and dropped a record before it expired: a retry "
+					+ "with its key runs the handler again. Raise the limits or use a shared store; "
+					+ "idempo.store.memory.evictions{reason=capacity} counts these (logged once).");
 		}
 	}
 

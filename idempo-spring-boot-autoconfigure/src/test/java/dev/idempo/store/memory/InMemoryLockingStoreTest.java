@@ -50,6 +50,25 @@ class InMemoryLockingStoreTest extends LockingStoreContractTest {
 	}
 
 	@Test
+	void countsEvictionsBeforeExpiryApartFromExpiredOnes() {
+		InMemoryLockingStore store = new InMemoryLockingStore(this.clock, 2, 1024 * 1024);
+		for (int i = 0; i < 3; i++) {
+			String key = newKey();
+			Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+			assertThat(store.complete(lease, record(key), TTL)).isTrue();
+		}
+		assertThat(store.capacityEvictions()).isEqualTo(1);
+		assertThat(store.expiredEvictions()).isZero();
+		this.clock.advance(TTL.plusSeconds(1));
+		String key = newKey();
+		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+		assertThat(store.complete(lease, record(key), TTL)).isTrue();
+		assertThat(store.capacityEvictions()).isEqualTo(1);
+		assertThat(store.expiredEvictions()).isEqualTo(2);
+		assertThat(store.size()).isEqualTo(1);
+	}
+
+	@Test
 	void evictsOldestRecordsBeyondMaxBytes() {
 		InMemoryLockingStore store = new InMemoryLockingStore(this.clock, 1000, 3000);
 		String[] keys = { newKey(), newKey(), newKey() };
