@@ -255,7 +255,7 @@ class JdbcStoreConfiguration {
 				? TransactionalRecords.postgres(jdbc.getTableName(), jdbc.getPostgres().getLockNamespace())
 				: TransactionalRecords.mysql(jdbc.getTableName(), jdbc.getMysql().getLockPrefix());
 		return new TransactionalIdempotency(() -> transactionManager(type, named, any),
-				schemaDataSource(type, dedicated, application), records, jdbc.getTimeout(), type == StoreType.POSTGRES);
+				schemaDataSource(type, dedicated, application), records, jdbc.getTimeout());
 	}
 
 	private static PlatformTransactionManager transactionManager(StoreType type,

@@ -54,6 +54,15 @@ public class TransactionalIdempotency {
 
 	private final DefaultTransactionDefinition definition;
 
+	private final DefaultTransactionDefinition readCommittedDefinition;
+
+	/**
+	 * Whether transactions ask for {@code READ COMMITTED} explicitly: only once a claim
+	 * found the database's default to be another level, because asking costs a round trip
+	 * per transaction (the transaction manager reads the connection's level first).
+	 */
+	private volatile boolean explicitReadCommitted;
+
 	/**
 	 * Creates the transactional mode of a store.
 	 * @param transactionManager the application's transaction manager; it must manage
@@ -61,12 +70,10 @@ public class TransactionalIdempotency {
 	 * @param dataSource where the record table lives, the application's own by default
 	 * @param records the statements of the store's database
 	 * @param timeout the timeout of idempo's own statements
-	 * @param readCommitted whether transactions run at {@code READ COMMITTED} (needed on
-	 * PostgreSQL, whose higher levels take their snapshot before the lock is granted)
 	 */
 	public TransactionalIdempotency(PlatformTransactionManager transactionManager, DataSource dataSource,
-			TransactionalRecords records, Duration timeout, boolean readCommitted) {
-		this(() -> transactionManager, dataSource, records, timeout, readCommitted);
+			TransactionalRecords records, Duration timeout) {
+		this(() -> transactionManager, dataSource, records, timeout);
 	}
 
 	/**
@@ -77,10 +84,9 @@ public class TransactionalIdempotency {
 	 * @param dataSource where the record table lives, the application's own by default
 	 * @param records the statements of the store's database
 	 * @param timeout the timeout of idempo's own statements
-	 * @param readCommitted whether transactions run at {@code READ COMMITTED}
 	 */
 	public TransactionalIdempotency(Supplier<PlatformTransactionManager> transactionManager, DataSource dataSource,
-			TransactionalRecords records, Duration timeout, boolean readCommitted) {
+			TransactionalRecords records, Duration timeout) {
 		this.transactionManagerSupplier = transactionManager;
 		this.dataSource = dataSource;
 		this.records = records;
@@ -88,10 +94,10 @@ public class TransactionalIdempotency {
 		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
 				TransactionDefinition.PROPAGATION_REQUIRED);
 		definition.setName("idempo");
-		if (readCommitted) {
-			definition.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
-		}
 		this.definition = definition;
+		DefaultTransactionDefinition readCommittedDefinition = new DefaultTransactionDefinition(definition);
+		readCommittedDefinition.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+		this.readCommittedDefinition = readCommittedDefinition;
 	}
 
 	/**
@@ -149,9 +155,33 @@ public class TransactionalIdempotency {
 			throw new IllegalStateException("A transactional @Idempotent handler was reached inside a transaction; "
 					+ "idempo must begin the transaction that its record commits with");
 		}
+		boolean explicit = this.explicitReadCommitted;
+		Begun begun = attempt(key, fingerprint, ttl, explicit ? this.readCommittedDefinition : this.definition);
+		if (begun != null) {
+			return begun;
+		}
+		// the database's default isolation is not READ COMMITTED: from now on every
+		// transaction asks for it
+		logger.info("The database's default transaction isolation is not READ COMMITTED; transactional "
+				+ "idempotent requests ask for READ COMMITTED from now on");
+		this.explicitReadCommitted = true;
+		begun = attempt(key, fingerprint, ttl, this.readCommittedDefinition);
+		if (begun == null) {
+			throw new LockingStoreException("The transaction of an idempotent request does not run at READ COMMITTED "
+					+ "although it asked for it");
+		}
+		return begun;
+	}
+
+	/**
+	 * Begins the transaction and claims {@code key} in it. Returns {@code null}, having
+	 * rolled back, if the claim's read may have missed a record (its snapshot was taken
+	 * before the lock was granted).
+	 */
+	private @Nullable Begun attempt(String key, String fingerprint, Duration ttl, TransactionDefinition definition) {
 		TransactionStatus status;
 		try {
-			status = transactionManager().getTransaction(this.definition);
+			status = transactionManager().getTransaction(definition);
 		}
 		catch (TransactionException ex) {
 			throw new LockingStoreException("Could not begin the transaction of an idempotent request", ex);
@@ -165,6 +195,10 @@ public class TransactionalIdempotency {
 					.registerSynchronization(new Unlock(lockName, physical(connection), this.timeoutSeconds));
 			}
 			TransactionalRecords.Claim claim = this.records.claim(connection, key, lockName, this.timeoutSeconds);
+			if (claim.locked() && !claim.snapshotFollowsLock()) {
+				transactionManager().rollback(status);
+				return null;
+			}
 			if (!claim.locked()) {
 				transactionManager().rollback(status);
 				return Begun.BUSY;

@@ -47,6 +47,8 @@ public final class TransactionalRecords {
 
 	private final @Nullable MySqlDialect mysql;
 
+	private static final String ISOLATION_SQL = "SELECT current_setting('transaction_isolation')";
+
 	private TransactionalRecords(boolean postgres, String table, int lockNamespace, @Nullable MySqlDialect mysql) {
 		JdbcStoreSchema.checkTableName(table);
 		this.postgres = postgres;
@@ -142,12 +144,17 @@ public final class TransactionalRecords {
 		Sql read = new Sql(this.readSql, key);
 		if (this.postgres) {
 			Sql lock = new Sql(this.lockSql, PostgresDialect.lockId(key));
-			// one round trip: two statements, so the read's snapshot follows the lock
-			List<Result> results = SqlPipeline.run(connection, true, timeoutSeconds, List.of(lock, read));
-			if (!JdbcDialect.isTrue(results.get(0).rows().get(0)[0])) {
-				return new Claim(false, null);
+			// one round trip: the isolation the transaction runs at (asked here rather
+			// than by the transaction manager, which would cost a round trip of its
+			// own), then the lock, then the read in a statement of its own, so that at
+			// READ COMMITTED its snapshot follows the lock
+			List<Result> results = SqlPipeline.run(connection, true, timeoutSeconds,
+					List.of(new Sql(ISOLATION_SQL), lock, read));
+			boolean readCommitted = "read committed".equals(results.get(0).rows().get(0)[0]);
+			if (!JdbcDialect.isTrue(results.get(1).rows().get(0)[0])) {
+				return new Claim(false, null, readCommitted);
 			}
-			return new Claim(true, record(results.get(1)));
+			return new Claim(true, record(results.get(2)), readCommitted);
 		}
 		Assert.notNull(lockName, "'lockName' is required");
 		Result locked = SqlPipeline.run(connection, false, timeoutSeconds, List.of(new Sql(this.lockSql, lockName)))
@@ -157,9 +164,10 @@ public final class TransactionalRecords {
 			throw new SQLException("GET_LOCK failed");
 		}
 		if (!JdbcDialect.isTrue(granted)) {
-			return new Claim(false, null);
+			return new Claim(false, null, true);
 		}
-		return new Claim(true, record(SqlPipeline.run(connection, false, timeoutSeconds, List.of(read)).get(0)));
+		// InnoDB takes the read view at this first read, whatever the isolation
+		return new Claim(true, record(SqlPipeline.run(connection, false, timeoutSeconds, List.of(read)).get(0)), true);
 	}
 
 	private static @Nullable StoredRecord record(Result result) throws SQLException {
@@ -215,8 +223,11 @@ public final class TransactionalRecords {
 	 *
 	 * @param locked whether the lock was taken (else another request holds the key)
 	 * @param record the key's unexpired record, if locked and there is one
+	 * @param snapshotFollowsLock whether the read saw everything committed before the
+	 * lock was granted (PostgreSQL: only at {@code READ COMMITTED}); if not, the claim
+	 * must be made again in a transaction that is
 	 */
-	public record Claim(boolean locked, @Nullable StoredRecord record) {
+	public record Claim(boolean locked, @Nullable StoredRecord record, boolean snapshotFollowsLock) {
 	}
 
 }
