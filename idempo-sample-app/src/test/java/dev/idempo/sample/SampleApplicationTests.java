@@ -91,6 +91,20 @@ class SampleApplicationTests {
 	}
 
 	@Test
+	void idempoEndpointShowsAndEvictsAKey() throws Exception {
+		String key = UUID.randomUUID().toString();
+		post("/payments", key, "{\"amount\":3,\"recipient\":\"dave\"}");
+		HttpResponse<String> state = this.client.send(
+				HttpRequest.newBuilder(uri("/actuator/idempo?key=" + key)).build(),
+				HttpResponse.BodyHandlers.ofString());
+		assertThat(state.body()).contains("\"state\":\"completed\"").contains("\"status\":201");
+		HttpResponse<String> evicted = this.client.send(
+				HttpRequest.newBuilder(uri("/actuator/idempo?key=" + key)).DELETE().build(),
+				HttpResponse.BodyHandlers.ofString());
+		assertThat(evicted.body()).contains("\"evicted\":true");
+	}
+
+	@Test
 	void metricsAreInActuator() throws Exception {
 		post("/payments", UUID.randomUUID().toString(), "{\"amount\":1,\"recipient\":\"carol\"}");
 		HttpResponse<String> metrics = this.client.send(

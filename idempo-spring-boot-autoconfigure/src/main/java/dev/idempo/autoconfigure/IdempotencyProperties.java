@@ -88,6 +88,8 @@ public class IdempotencyProperties {
 
 	private final Store store = new Store();
 
+	private final Endpoint endpoint = new Endpoint();
+
 	public boolean isTransactional() {
 		return this.transactional;
 	}
@@ -186,6 +188,31 @@ public class IdempotencyProperties {
 
 	public Store getStore() {
 		return this.store;
+	}
+
+	public Endpoint getEndpoint() {
+		return this.endpoint;
+	}
+
+	/**
+	 * The idempo Actuator endpoint.
+	 */
+	public static class Endpoint {
+
+		/**
+		 * Whether the idempo Actuator endpoint shows the bodies of stored responses (they
+		 * may hold personal data); by default only status and headers.
+		 */
+		private boolean showBody;
+
+		public boolean isShowBody() {
+			return this.showBody;
+		}
+
+		public void setShowBody(boolean showBody) {
+			this.showBody = showBody;
+		}
+
 	}
 
 	/**

@@ -92,6 +92,32 @@ public interface LockingStore {
 	}
 
 	/**
+	 * Reads what the store holds for {@code key}, for support tooling (the {@code idempo}
+	 * Actuator endpoint): never called on the request path, so it may take more than one
+	 * round trip and need not be atomic.
+	 * @param key the storage key
+	 * @return the state, never {@code null}
+	 * @throws LockingStoreException if the store cannot be reached
+	 * @throws UnsupportedOperationException if this store cannot be inspected
+	 */
+	default RecordState inspect(String key) {
+		throw new UnsupportedOperationException(name() + " cannot be inspected");
+	}
+
+	/**
+	 * Removes the completed record of {@code key}, so that the next request with the key
+	 * runs the handler (a support engineer unsticking a client). A claim of a request in
+	 * flight is left alone: it ends with its request.
+	 * @param key the storage key
+	 * @return whether a record was removed
+	 * @throws LockingStoreException if the store cannot be reached
+	 * @throws UnsupportedOperationException if this store cannot evict
+	 */
+	default boolean evict(String key) {
+		throw new UnsupportedOperationException(name() + " cannot evict records");
+	}
+
+	/**
 	 * A short, stable name for this store, used as the {@code store} tag of metrics.
 	 * @return the store name
 	 */

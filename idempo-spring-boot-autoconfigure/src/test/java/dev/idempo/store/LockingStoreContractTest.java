@@ -354,6 +354,34 @@ public abstract class LockingStoreContractTest {
 		assertThat(acquisitions.get()).isGreaterThan(keys.size());
 	}
 
+	@Test
+	void inspectTellsAbsentInFlightAndCompleted() {
+		String key = newKey();
+		assertThat(store().inspect(key).isAbsent()).isTrue();
+		Lease lease = acquire(key);
+		RecordState inFlight = store().inspect(key);
+		assertThat(inFlight.inFlight()).isTrue();
+		assertThat(inFlight.record()).isNull();
+		StoredRecord record = record("inspected");
+		assertThat(store().complete(lease, record, TTL)).isTrue();
+		RecordState completed = store().inspect(key);
+		assertThat(completed.inFlight()).isFalse();
+		assertThat(completed.record()).isEqualTo(record);
+		assertThat(completed.expiresAt()).isNotNull();
+	}
+
+	@Test
+	void evictRemovesTheRecordSoTheKeyRunsAgain() {
+		String key = newKey();
+		Lease lease = acquire(key);
+		assertThat(store().evict(key)).as("nothing to evict while in flight").isFalse();
+		assertThat(store().complete(lease, record("evicted"), TTL)).isTrue();
+		assertThat(store().evict(key)).isTrue();
+		assertThat(store().inspect(key).isAbsent()).isTrue();
+		assertThat(store().claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store().evict(newKey())).isFalse();
+	}
+
 	/**
 	 * Claims {@code key} until it is acquired: after a broken lease or an expired record
 	 * the store may take a moment (a server-side TTL, a dead session noticed) to free it.

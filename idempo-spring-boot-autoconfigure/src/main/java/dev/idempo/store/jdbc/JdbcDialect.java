@@ -148,6 +148,31 @@ abstract sealed class JdbcDialect permits PostgresDialect, MySqlDialect {
 	abstract Sql deleteExpired(int limit);
 
 	/**
+	 * For support tooling: one row, one column, whether any session holds the lock of
+	 * {@code key} (a lock session's claim or a transaction's).
+	 * @param database the current database of the connection that asks (MySQL lock names
+	 * depend on it)
+	 * @param key the storage key
+	 * @return the statement
+	 */
+	abstract Sql lockHeld(String database, String key);
+
+	/**
+	 * For support tooling: the unexpired record of {@code key}, as one row
+	 * ({@code fingerprint, response, microseconds until it expires}) or none.
+	 * @param key the storage key
+	 * @return the statement
+	 */
+	abstract Sql recordWithExpiry(String key);
+
+	/**
+	 * Deletes the record of {@code key}, expired or not.
+	 * @param key the storage key
+	 * @return the statement
+	 */
+	abstract Sql deleteRecord(String key);
+
+	/**
 	 * Whether {@code ex} says the transaction was chosen as a deadlock victim (or failed
 	 * to serialise) and was rolled back, so that running it again may succeed.
 	 * @param ex the failure

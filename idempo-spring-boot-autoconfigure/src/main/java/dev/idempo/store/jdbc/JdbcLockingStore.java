@@ -3,6 +3,8 @@ package dev.idempo.store.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +23,7 @@ import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.OwnerTokens;
+import dev.idempo.store.RecordState;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.store.jdbc.KeyGuard.Holder;
 
@@ -182,6 +185,41 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		}
 		catch (SQLException | RuntimeException ex) {
 			throw new LockingStoreException("The idempotency database cannot be reached: " + ex.getMessage(), ex);
+		}
+	}
+
+	@Override
+	public RecordState inspect(String key) {
+		try (Connection connection = this.dataSource.getConnection()) {
+			String database = connection.getCatalog();
+			List<SqlPipeline.Result> results = SqlPipeline.run(connection, false, this.settings.timeoutSeconds(),
+					List.of(this.dialect.lockHeld((database != null) ? database : "", key),
+							this.dialect.recordWithExpiry(key)));
+			boolean inFlight = JdbcDialect.isTrue(results.get(0).rows().get(0)[0]);
+			List<@Nullable Object[]> rows = results.get(1).rows();
+			if (rows.isEmpty()) {
+				return new RecordState(inFlight, null, null);
+			}
+			@Nullable Object[] row = rows.get(0);
+			Instant expiresAt = (row[2] instanceof Number micros)
+					? Instant.now().plus(micros.longValue(), ChronoUnit.MICROS) : null;
+			return new RecordState(inFlight, JdbcDialect.record(row[0], row[1]), expiresAt);
+		}
+		catch (SQLException | RuntimeException ex) {
+			throw new LockingStoreException("Could not inspect an idempotency key: " + ex.getMessage(), ex);
+		}
+	}
+
+	@Override
+	public boolean evict(String key) {
+		try (Connection connection = this.dataSource.getConnection()) {
+			return SqlPipeline
+				.run(connection, false, this.settings.timeoutSeconds(), List.of(this.dialect.deleteRecord(key)))
+				.get(0)
+				.updateCount() > 0;
+		}
+		catch (SQLException | RuntimeException ex) {
+			throw new LockingStoreException("Could not evict an idempotency record: " + ex.getMessage(), ex);
 		}
 	}
 

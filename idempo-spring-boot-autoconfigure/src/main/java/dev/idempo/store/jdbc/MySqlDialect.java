@@ -301,6 +301,22 @@ final class MySqlDialect extends JdbcDialect {
 	}
 
 	@Override
+	Sql lockHeld(String database, String key) {
+		return new Sql("SELECT IS_USED_LOCK(?) IS NOT NULL", lockName(database, key));
+	}
+
+	@Override
+	Sql recordWithExpiry(String key) {
+		return new Sql("SELECT fingerprint, response, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) FROM "
+				+ this.table + " WHERE storage_key = ? AND expires_at > UTC_TIMESTAMP(6)", key);
+	}
+
+	@Override
+	Sql deleteRecord(String key) {
+		return new Sql("DELETE FROM " + this.table + " WHERE storage_key = ?", key);
+	}
+
+	@Override
 	Sql records(List<String> keys) {
 		StringBuilder sql = new StringBuilder("SELECT storage_key, fingerprint, response FROM ").append(this.table)
 			.append(" WHERE storage_key IN (");

@@ -107,6 +107,10 @@ final class PostgresDialect extends JdbcDialect {
 
 	private final String deleteExpiredSql;
 
+	private final String recordWithExpirySql;
+
+	private final String deleteRecordSql;
+
 	PostgresDialect(String table, int lockNamespace) {
 		this.lockNamespace = lockNamespace;
 		String ns = Integer.toString(lockNamespace);
@@ -135,6 +139,10 @@ final class PostgresDialect extends JdbcDialect {
 		this.restoreSql = "SELECT pg_try_advisory_lock_shared(" + ns + ", u.id) FROM unnest(?::int[]) AS u(id)";
 		this.recordsSql = "SELECT storage_key, fingerprint, response FROM " + table
 				+ " WHERE storage_key = ANY (?::text[]) AND expires_at > now()";
+		this.recordWithExpirySql = "SELECT fingerprint, response,"
+				+ " CAST(EXTRACT(EPOCH FROM (expires_at - now())) * 1000000 AS bigint) FROM " + table
+				+ " WHERE storage_key = ? AND expires_at > now()";
+		this.deleteRecordSql = "DELETE FROM " + table + " WHERE storage_key = ?";
 		this.deleteExpiredSql = "DELETE FROM " + table + " WHERE storage_key IN (SELECT storage_key FROM " + table
 				+ " WHERE expires_at < now() ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)";
 	}
@@ -334,6 +342,25 @@ final class PostgresDialect extends JdbcDialect {
 			unlocked[index(row[0], count)] = Boolean.TRUE.equals(row[2]);
 		}
 		return unlocked;
+	}
+
+	@Override
+	Sql lockHeld(String database, String key) {
+		return new Sql("SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'"
+				+ " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+				+ " AND classid = CAST(CAST(" + this.lockNamespace + " AS integer) AS oid)"
+				+ " AND objid = CAST(CAST(? AS bigint) AS oid) AND objsubid = 2 AND mode = 'ExclusiveLock' AND granted)",
+				lockId(key) & 0xFFFFFFFFL);
+	}
+
+	@Override
+	Sql recordWithExpiry(String key) {
+		return new Sql(this.recordWithExpirySql, key);
+	}
+
+	@Override
+	Sql deleteRecord(String key) {
+		return new Sql(this.deleteRecordSql, key);
 	}
 
 	@Override

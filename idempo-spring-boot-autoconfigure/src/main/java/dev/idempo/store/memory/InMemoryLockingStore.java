@@ -15,6 +15,7 @@ import org.jspecify.annotations.Nullable;
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
+import dev.idempo.store.RecordState;
 import dev.idempo.store.StoredRecord;
 
 import org.springframework.util.Assert;
@@ -175,6 +176,30 @@ public final class InMemoryLockingStore implements LockingStore {
 	@Override
 	public String name() {
 		return "memory";
+	}
+
+	@Override
+	public RecordState inspect(String key) {
+		Entry entry = this.entries.get(key);
+		Instant now = this.clock.instant();
+		if (entry instanceof Claim claim && claim.leaseExpiresAt().isAfter(now)) {
+			return new RecordState(true, null, null);
+		}
+		if (entry instanceof Done done && done.expiresAt().isAfter(now)) {
+			return new RecordState(false, done.record(), done.expiresAt());
+		}
+		return RecordState.ABSENT;
+	}
+
+	@Override
+	public boolean evict(String key) {
+		Entry entry = this.entries.get(key);
+		if (entry instanceof Done done && this.entries.remove(key, done)) {
+			this.completionOrder.remove(done);
+			forget(done);
+			return done.expiresAt().isAfter(this.clock.instant());
+		}
+		return false;
 	}
 
 	/**

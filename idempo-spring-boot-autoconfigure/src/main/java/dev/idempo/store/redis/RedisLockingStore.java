@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
@@ -16,6 +17,7 @@ import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.LockingStoreException;
+import dev.idempo.store.RecordState;
 import dev.idempo.store.OwnerTokens;
 import dev.idempo.store.StoredRecord;
 
@@ -210,6 +212,39 @@ public final class RedisLockingStore implements LockingStore {
 		Assert.isTrue(isDigest(key), "Storage key must be a lowercase hex digest of at most 128 characters");
 		String hashTagged = this.keyPrefix + "{" + key + "}";
 		return new Keys(bytes(hashTagged + ":lock"), bytes(hashTagged + ":record"));
+	}
+
+	@Override
+	public RecordState inspect(String key) {
+		Keys keys = keys(key);
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			boolean inFlight = Boolean.TRUE.equals(connection.keyCommands().exists(keys.lock()));
+			List<byte[]> fields = connection.hashCommands()
+				.hMGet(keys.record(), bytes("fingerprint"), bytes("response"));
+			Long ttl = connection.keyCommands().pTtl(keys.record());
+			StoredRecord record = null;
+			Instant expiresAt = null;
+			if (fields != null && fields.size() == 2 && fields.get(0) != null && fields.get(1) != null) {
+				record = new StoredRecord(new String(fields.get(0), StandardCharsets.UTF_8), fields.get(1));
+				expiresAt = (ttl != null && ttl > 0) ? Instant.now().plusMillis(ttl) : null;
+			}
+			return new RecordState(inFlight, record, expiresAt);
+		}
+		catch (DataAccessException | PoolException ex) {
+			throw new LockingStoreException("Redis inspect failed: " + ex.getMessage(), ex);
+		}
+	}
+
+	@Override
+	public boolean evict(String key) {
+		Keys keys = keys(key);
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			Long deleted = connection.keyCommands().del(keys.record());
+			return deleted != null && deleted > 0;
+		}
+		catch (DataAccessException | PoolException ex) {
+			throw new LockingStoreException("Redis evict failed: " + ex.getMessage(), ex);
+		}
 	}
 
 	/**

@@ -54,6 +54,7 @@ class ObservationHttpTest {
 		TestHttp http = new TestHttp(this.port);
 		String key = TestHttp.newKey();
 		assertThat(http.postWithKey("/observed", key, "{\"a\":1}").statusCode()).isEqualTo(201);
+		awaitContexts("idempo.store", 2);
 		assertThat(storeOperations()).containsExactly("claim", "complete");
 		for (Observation.Context context : contexts("idempo.store")) {
 			assertThat(insideServerRequest(context)).as("nested in the server request's observation").isTrue();
@@ -64,7 +65,7 @@ class ObservationHttpTest {
 		assertThat(http.postWithKey("/observed", key, "{\"a\":1}").headers().firstValue("Idempotent-Replayed"))
 			.hasValue("true");
 		assertThat(storeOperations()).containsExactly("claim");
-		assertThat(contexts("idempo.replay")).hasSize(1);
+		assertThat(awaitContexts("idempo.replay", 1)).hasSize(1);
 		assertThat(contexts("idempo.replay").get(0).getLowCardinalityKeyValue("status").getValue()).isEqualTo("201");
 		assertThat(outcomes()).containsExactly("replayed");
 	}
@@ -72,6 +73,7 @@ class ObservationHttpTest {
 	@Test
 	void outcomeIsNeverAMetricTag() {
 		new TestHttp(this.port).postWithKey("/observed", TestHttp.newKey(), "{\"a\":2}");
+		assertThat(outcomes()).containsExactly("executed");
 		for (Observation.Context context : contexts("http.server.requests")) {
 			assertThat(context.getLowCardinalityKeyValues().stream().map(KeyValue::getKey))
 				.doesNotContain("idempo.outcome");
@@ -89,6 +91,19 @@ class ObservationHttpTest {
 		return false;
 	}
 
+	/**
+	 * The stopped observations of a name, once there are {@code count} of them: an
+	 * observation may stop just after the client got its response (a container sends a
+	 * response as soon as its declared length is written), so they are polled for.
+	 */
+	private List<Observation.Context> awaitContexts(String name, int count) {
+		long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+		while (contexts(name).size() < count && System.nanoTime() < deadline) {
+			Thread.onSpinWait();
+		}
+		return contexts(name);
+	}
+
 	private List<Observation.Context> contexts(String name) {
 		return this.recorder.stopped.stream().filter((context) -> name.equals(context.getName())).toList();
 	}
@@ -99,7 +114,15 @@ class ObservationHttpTest {
 			.toList();
 	}
 
+	/**
+	 * The outcomes on the server request observations that stopped. A request's
+	 * observation stops after its response has left, so it is polled for.
+	 */
 	private List<String> outcomes() {
+		long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+		while (contexts("http.server.requests").isEmpty() && System.nanoTime() < deadline) {
+			Thread.onSpinWait();
+		}
 		return contexts("http.server.requests").stream()
 			.map((context) -> context.getHighCardinalityKeyValue("idempo.outcome"))
 			.filter((value) -> value != null)
