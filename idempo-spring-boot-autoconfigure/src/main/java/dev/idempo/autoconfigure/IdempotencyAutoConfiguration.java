@@ -16,6 +16,7 @@ import dev.idempo.core.CompositeIdempotencyListener;
 import dev.idempo.core.DefaultCallerScopeResolver;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.LeaseRenewer;
+import dev.idempo.core.RequestFingerprintStrategy;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;
 import dev.idempo.web.IdempotencyAsyncInterceptor;
@@ -23,7 +24,9 @@ import dev.idempo.web.IdempotencyFilter;
 import dev.idempo.web.IdempotencyInterceptor;
 import dev.idempo.web.IdempotencyRequestListener;
 import dev.idempo.web.IdempotencyResponseBodyAdvice;
+import dev.idempo.web.IdempotencyProblemCustomizer;
 import dev.idempo.web.IdempotentHandlers;
+import dev.idempo.web.IdempotentResponseFilter;
 import dev.idempo.web.StreamingReturnValueHandler;
 import dev.idempo.web.TransactionalIdempotency;
 
@@ -150,11 +153,17 @@ public final class IdempotencyAutoConfiguration {
 	IdempotencyInterceptor idempotencyInterceptor(LockingStore store, IdempotentHandlers handlers,
 			CallerScopeResolver callerScopeResolver, ObjectProvider<IdempotencyListener> listeners,
 			IdempotencyProperties properties, LeaseRenewer leaseRenewer, ConfigurableBeanFactory beanFactory,
-			ObjectProvider<ObservationRegistry> observationRegistry) {
+			ObjectProvider<ObservationRegistry> observationRegistry,
+			ObjectProvider<RequestFingerprintStrategy> fingerprints,
+			ObjectProvider<IdempotentResponseFilter> responseFilters,
+			ObjectProvider<IdempotencyProblemCustomizer> problemCustomizers) {
 		IdempotencyInterceptor interceptor = new IdempotencyInterceptor(store, handlers, callerScopeResolver,
 				CompositeIdempotencyListener.of(listeners.orderedStream().toList()), properties.toSettings(),
 				leaseRenewer, transactional(beanFactory));
 		observationRegistry.ifAvailable(interceptor::setObservationRegistry);
+		fingerprints.ifAvailable(interceptor::setFingerprintStrategy);
+		interceptor.setResponseFilters(responseFilters.orderedStream().toList());
+		interceptor.setProblemCustomizers(problemCustomizers.orderedStream().toList());
 		return interceptor;
 	}
 

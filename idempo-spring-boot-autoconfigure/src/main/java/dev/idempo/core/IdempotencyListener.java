@@ -152,7 +152,13 @@ public interface IdempotencyListener {
 		/**
 		 * {@code sendError} was called and no error page followed that could be stored.
 		 */
-		ERROR_PAGE;
+		ERROR_PAGE,
+
+		/**
+		 * An {@code IdempotentResponseFilter} refused to store it, or the handler opted
+		 * out with {@code IdempotentResponse.doNotStore()}.
+		 */
+		REFUSED;
 
 		private final String tag = name().toLowerCase(java.util.Locale.ROOT);
 

@@ -30,6 +30,7 @@ import dev.idempo.core.InvalidIdempotencyKeyException;
 import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.ObservedLockingStore;
 import dev.idempo.core.RequestFingerprint;
+import dev.idempo.core.RequestFingerprintStrategy;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.LockingStore;
@@ -74,6 +75,12 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	private LockingStore store;
 
 	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
+	private RequestFingerprintStrategy fingerprints = RequestFingerprintStrategy.DEFAULT;
+
+	private List<IdempotentResponseFilter> responseFilters = List.of();
+
+	private List<IdempotencyProblemCustomizer> problemCustomizers = List.of();
 
 	private final IdempotentHandlers handlers;
 
@@ -138,6 +145,30 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		this.store = new ObservedLockingStore(this.rawStore, this.listener, observationRegistry);
 	}
 
+	/**
+	 * Replaces what of a request is fingerprinted.
+	 * @param fingerprints the strategy
+	 */
+	public void setFingerprintStrategy(RequestFingerprintStrategy fingerprints) {
+		this.fingerprints = fingerprints;
+	}
+
+	/**
+	 * Lets filters see, replace or refuse each response before it is stored.
+	 * @param responseFilters the filters, in order
+	 */
+	public void setResponseFilters(List<IdempotentResponseFilter> responseFilters) {
+		this.responseFilters = List.copyOf(responseFilters);
+	}
+
+	/**
+	 * Customizes idempo's problem responses.
+	 * @param problemCustomizers the customizers, in order
+	 */
+	public void setProblemCustomizers(List<IdempotencyProblemCustomizer> problemCustomizers) {
+		this.problemCustomizers = List.copyOf(problemCustomizers);
+	}
+
 	static boolean isProtectedMethod(String method) {
 		return PROTECTED_METHODS.contains(method);
 	}
@@ -181,7 +212,9 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		String storageKey = RequestFingerprint.storageKey(this.callerScopeResolver.resolve(request), key);
 		String fingerprint;
 		try {
-			fingerprint = fingerprint(request, bodyRequest, this.settings.maxRequestSize());
+			byte[] body = RequestFingerprint.isForm(request.getContentType()) ? new byte[0]
+					: bodyRequest.body(this.settings.maxRequestSize());
+			fingerprint = this.fingerprints.fingerprint(request, body);
 		}
 		catch (BufferedBodyRequest.RequestTooLargeException ex) {
 			return reject(request, response, RequestOutcome.REQUEST_TOO_LARGE, IdempotencyProblem.REQUEST_TOO_LARGE,
@@ -212,6 +245,9 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 				: policy.streaming() ? NotStoredReason.STREAMING : NotStoredReason.NONE;
 		IdempotentExecution execution = IdempotentExecution.start(this.store, this.listener, this.settings,
 				this.leaseRenewer, acquired.lease(), fingerprint, policy.ttl(), preset);
+		if (!this.responseFilters.isEmpty()) {
+			execution.responseFilters(request, this.responseFilters);
+		}
 		request.setAttribute(IdempotentExecution.ATTRIBUTE, execution);
 		if (preset == NotStoredReason.NONE) {
 			capture.startCapture(this.settings.maxResponseSize());
@@ -286,7 +322,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		boolean handlerFailed = ex != null || request.getAttribute(DispatcherServlet.EXCEPTION_ATTRIBUTE) != null
 				|| request.getAttribute(WebUtils.ERROR_EXCEPTION_ATTRIBUTE) != null;
 		execution.end(request, WebUtils.getNativeResponse(response, CapturingResponse.class), handlerFailed,
-				this.listener, this.settings);
+				this.listener, this.settings, this.responseFilters, this.problemCustomizers);
 	}
 
 	/**
@@ -419,21 +455,9 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 
 	private boolean reject(HttpServletRequest request, HttpServletResponse response, RequestOutcome outcome,
 			IdempotencyProblem problem, String detail, @Nullable Duration retryAfter) throws IOException {
-		ProblemResponses.write(request, response, problem, detail, retryAfter);
+		ProblemResponses.write(request, response, problem, detail, retryAfter, this.problemCustomizers);
 		onRequest(request, outcome);
 		return false;
-	}
-
-	/**
-	 * Fingerprints the body as the handler will see it. Form and multipart bodies are
-	 * read by the container itself (often before any interceptor runs), so their parsed
-	 * parameters and parts stand in for the raw bytes.
-	 */
-	private static String fingerprint(HttpServletRequest request, BufferedBodyRequest bodyRequest, long maxSize)
-			throws IOException {
-		byte[] body = RequestFingerprint.isForm(request.getContentType()) ? RequestFingerprint.canonicalForm(request)
-				: bodyRequest.body(maxSize);
-		return RequestFingerprint.of(request.getMethod(), request.getRequestURI(), request.getQueryString(), body);
 	}
 
 }

@@ -1,21 +1,25 @@
 package dev.idempo.web;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.ServletRequest;
+import jakarta.servlet.http.HttpServletRequest;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.idempo.core.CapturedResponse;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.LeaseRenewer;
+import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.StoredRecord;
@@ -114,6 +118,15 @@ final class IdempotentExecution {
 
 	private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.RUNNING);
 
+	/** What the handler asked for its own response ({@code IdempotentResponse}). */
+	private volatile @Nullable Duration ttlOverride;
+
+	private volatile boolean storingRefused;
+
+	private List<IdempotentResponseFilter> responseFilters = List.of();
+
+	private @Nullable HttpServletRequest request;
+
 	private IdempotentExecution(LockingStore store, IdempotencyListener listener, IdempotencySettings settings,
 			LeaseRenewer leaseRenewer, Lease lease, String fingerprint, Duration ttl, NotStoredReason policyReason) {
 		this.store = store;
@@ -136,6 +149,29 @@ final class IdempotentExecution {
 	static IdempotentExecution start(LockingStore store, IdempotencyListener listener, IdempotencySettings settings,
 			LeaseRenewer leaseRenewer, Lease lease, String fingerprint, Duration ttl, NotStoredReason policyReason) {
 		return new IdempotentExecution(store, listener, settings, leaseRenewer, lease, fingerprint, ttl, policyReason);
+	}
+
+	/**
+	 * Lets {@code filters} see the response before it is stored.
+	 * @param request the request, which the filters see
+	 * @param filters the filters, in order
+	 */
+	void responseFilters(HttpServletRequest request, List<IdempotentResponseFilter> filters) {
+		this.request = request;
+		this.responseFilters = filters;
+	}
+
+	/**
+	 * The handler keeps its response for {@code ttl} instead of its policy's TTL.
+	 * @param ttl the time to live, positive
+	 */
+	void overrideTtl(Duration ttl) {
+		this.ttlOverride = ttl;
+	}
+
+	/** The handler's response is not to be stored: the key is released. */
+	void refuseStoring() {
+		this.storingRefused = true;
 	}
 
 	static @Nullable IdempotentExecution of(ServletRequest request) {
@@ -343,7 +379,7 @@ final class IdempotentExecution {
 	}
 
 	private void settle(CapturingResponse response) {
-		NotStoredReason reason = notStoredReason(response);
+		NotStoredReason reason = this.storingRefused ? NotStoredReason.REFUSED : notStoredReason(response);
 		if (reason != NotStoredReason.NONE) {
 			release(reason);
 			return;
@@ -355,8 +391,14 @@ final class IdempotentExecution {
 			return;
 		}
 		try {
-			StoredRecord record = new StoredRecord(this.fingerprint, response.envelope(this.settings::isReplayable));
-			if (this.store.complete(this.lease, record, this.ttl)) {
+			byte[] envelope = envelope(response);
+			if (envelope == null) {
+				release(NotStoredReason.REFUSED);
+				return;
+			}
+			StoredRecord record = new StoredRecord(this.fingerprint, envelope);
+			Duration ttl = this.ttlOverride;
+			if (this.store.complete(this.lease, record, (ttl != null) ? ttl : this.ttl)) {
 				this.listener.onResponse(ResponseOutcome.STORED, NotStoredReason.NONE);
 			}
 			else {
@@ -370,6 +412,24 @@ final class IdempotentExecution {
 			this.listener.onResponse(ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
 			releaseQuietly();
 		}
+	}
+
+	/**
+	 * The envelope to store, after the response filters, or {@code null} if one refused.
+	 */
+	private byte @Nullable [] envelope(CapturingResponse response) {
+		HttpServletRequest request = this.request;
+		if (this.responseFilters.isEmpty() || request == null) {
+			return response.envelope(this.settings::isReplayable);
+		}
+		CapturedResponse captured = response.captured(this.settings::isReplayable);
+		for (IdempotentResponseFilter filter : this.responseFilters) {
+			captured = filter.beforeStore(request, captured);
+			if (captured == null) {
+				return null;
+			}
+		}
+		return ResponseEnvelope.encode(captured);
 	}
 
 	private void stopRenewal() {

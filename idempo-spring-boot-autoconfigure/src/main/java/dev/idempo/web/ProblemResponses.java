@@ -3,9 +3,14 @@ package dev.idempo.web;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.core.IdempotencyProblem;
@@ -21,18 +26,26 @@ final class ProblemResponses {
 
 	static final String PROBLEM_JSON = "application/problem+json";
 
+	private static final Log logger = LogFactory.getLog(ProblemResponses.class);
+
 	private ProblemResponses() {
 	}
 
 	static void write(HttpServletRequest request, HttpServletResponse response, IdempotencyProblem problem,
 			String detail, @Nullable Duration retryAfter) throws IOException {
+		write(request, response, problem, detail, retryAfter, List.of());
+	}
+
+	static void write(HttpServletRequest request, HttpServletResponse response, IdempotencyProblem problem,
+			String detail, @Nullable Duration retryAfter, List<IdempotencyProblemCustomizer> customizers)
+			throws IOException {
 		response.resetBuffer();
 		response.setStatus(problem.status().value());
 		if (retryAfter != null) {
 			response.setHeader("Retry-After", Long.toString(seconds(retryAfter)));
 		}
 		response.setContentType(PROBLEM_JSON);
-		byte[] body = body(request, problem, detail);
+		byte[] body = body(request, problem, detail, customizers);
 		response.setContentLength(body.length);
 		response.getOutputStream().write(body);
 	}
@@ -42,21 +55,53 @@ final class ProblemResponses {
 	 * @param request the request
 	 * @param problem the problem
 	 * @param detail the detail
+	 * @param customizers customize its members, in order
 	 * @return the body, UTF-8
 	 */
-	static byte[] body(HttpServletRequest request, IdempotencyProblem problem, String detail) {
-		StringBuilder json = new StringBuilder(256);
-		json.append("{\"type\":");
-		appendString(json, problem.type().toString());
-		json.append(",\"title\":");
-		appendString(json, problem.title());
-		json.append(",\"status\":").append(problem.status().value());
-		json.append(",\"detail\":");
-		appendString(json, detail);
-		json.append(",\"instance\":");
-		appendString(json, request.getRequestURI());
+	static byte[] body(HttpServletRequest request, IdempotencyProblem problem, String detail,
+			List<IdempotencyProblemCustomizer> customizers) {
+		Map<String, Object> members = members(request, problem, detail);
+		for (IdempotencyProblemCustomizer customizer : customizers) {
+			Map<String, Object> customized = new LinkedHashMap<>(members);
+			try {
+				customizer.customize(request, problem, customized);
+				members = customized;
+			}
+			catch (RuntimeException ex) {
+				logger.warn("An IdempotencyProblemCustomizer failed; the problem is written without its changes", ex);
+			}
+		}
+		members.put("type", problem.type().toString());
+		members.put("status", problem.status().value());
+		StringBuilder json = new StringBuilder(256).append('{');
+		members.forEach((name, value) -> {
+			if (json.length() > 1) {
+				json.append(',');
+			}
+			appendString(json, name);
+			json.append(':');
+			if (value == null) {
+				json.append("null");
+			}
+			else if (value instanceof Number || value instanceof Boolean) {
+				json.append(value);
+			}
+			else {
+				appendString(json, value.toString());
+			}
+		});
 		json.append('}');
 		return json.toString().getBytes(StandardCharsets.UTF_8);
+	}
+
+	private static Map<String, Object> members(HttpServletRequest request, IdempotencyProblem problem, String detail) {
+		Map<String, Object> members = new LinkedHashMap<>();
+		members.put("type", problem.type().toString());
+		members.put("title", problem.title());
+		members.put("status", problem.status().value());
+		members.put("detail", detail);
+		members.put("instance", request.getRequestURI());
+		return members;
 	}
 
 	/**

@@ -13,6 +13,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.idempo.core.CapturedResponse;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
@@ -102,6 +103,19 @@ final class TransactionalExecution {
 
 	private final AtomicBoolean ended = new AtomicBoolean();
 
+	private volatile @Nullable Duration ttlOverride;
+
+	private volatile boolean storingRefused;
+
+	void overrideTtl(Duration ttl) {
+		this.ttlOverride = ttl;
+	}
+
+	/** The handler's response is not to be replayed: its record answers 410. */
+	void refuseStoring() {
+		this.storingRefused = true;
+	}
+
 	TransactionalExecution(TransactionalIdempotency owner, TransactionStatus status, String key, String fingerprint,
 			Duration ttl) {
 		this.owner = owner;
@@ -134,7 +148,8 @@ final class TransactionalExecution {
 	 * @throws IOException if the problem response cannot be written
 	 */
 	void end(HttpServletRequest request, @Nullable CapturingResponse response, boolean handlerFailed,
-			IdempotencyListener listener, IdempotencySettings settings) throws IOException {
+			IdempotencyListener listener, IdempotencySettings settings, List<IdempotentResponseFilter> filters,
+			List<IdempotencyProblemCustomizer> problems) throws IOException {
 		if (!begin()) {
 			return;
 		}
@@ -147,11 +162,16 @@ final class TransactionalExecution {
 		boolean committing = false;
 		boolean replayable = true;
 		try {
-			replayable = response.capturedLength() <= settings.maxResponseSize();
-			byte[] envelope = replayable ? response.envelope(settings::isReplayable) : notReplayable(request);
+			replayable = !this.storingRefused && response.capturedLength() <= settings.maxResponseSize();
+			byte[] envelope = replayable ? envelope(request, response, settings, filters) : null;
+			replayable = envelope != null;
+			if (envelope == null) {
+				envelope = notReplayable(request, problems);
+			}
+			Duration ttl = (this.ttlOverride != null) ? this.ttlOverride : this.ttl;
 			this.status.flush();
 			this.owner.records()
-				.insert(this.owner.connection(), this.key, new StoredRecord(this.fingerprint, envelope), this.ttl,
+				.insert(this.owner.connection(), this.key, new StoredRecord(this.fingerprint, envelope), ttl,
 						this.owner.timeoutSeconds());
 			committing = true;
 			this.owner.transactionManager().commit(this.status);
@@ -175,7 +195,7 @@ final class TransactionalExecution {
 								+ "and it runs again if it did not."
 						: "The request ran, but its transaction was rolled back, so nothing of it was kept. Retry "
 								+ "with the same idempotency key to run it again.",
-						settings.storeFailureRetryAfter());
+						settings.storeFailureRetryAfter(), problems);
 			}
 			if (ex instanceof Error error) {
 				throw error;
@@ -184,7 +204,8 @@ final class TransactionalExecution {
 		}
 		listener.onStoreOperation(this.owner.storeName(), StoreOperation.COMPLETE, System.nanoTime() - start, true);
 		listener.onResponse(replayable ? ResponseOutcome.STORED : ResponseOutcome.NOT_STORED,
-				replayable ? NotStoredReason.NONE : NotStoredReason.TOO_LARGE);
+				replayable ? NotStoredReason.NONE : (response.capturedLength() > settings.maxResponseSize())
+						? NotStoredReason.TOO_LARGE : NotStoredReason.REFUSED);
 	}
 
 	/**
@@ -252,10 +273,27 @@ final class TransactionalExecution {
 		}
 	}
 
-	private static byte[] notReplayable(HttpServletRequest request) {
-		byte[] body = ProblemResponses.body(request, IdempotencyProblem.RESPONSE_NOT_REPLAYABLE,
-				"A request with this idempotency key was processed and committed, but its response was larger "
-						+ "than idempo.max-response-size and was not kept, so it cannot be replayed.");
+	private static byte @Nullable [] envelope(HttpServletRequest request, CapturingResponse response,
+			IdempotencySettings settings, List<IdempotentResponseFilter> filters) {
+		if (filters.isEmpty()) {
+			return response.envelope(settings::isReplayable);
+		}
+		CapturedResponse captured = response.captured(settings::isReplayable);
+		for (IdempotentResponseFilter filter : filters) {
+			captured = filter.beforeStore(request, captured);
+			if (captured == null) {
+				return null;
+			}
+		}
+		return ResponseEnvelope.encode(captured);
+	}
+
+	private static byte[] notReplayable(HttpServletRequest request, List<IdempotencyProblemCustomizer> problems) {
+		byte[] body = ProblemResponses
+			.body(request, IdempotencyProblem.RESPONSE_NOT_REPLAYABLE,
+					"A request with this idempotency key was processed and committed, but its response was not kept "
+							+ "(larger than idempo.max-response-size, or refused), so it cannot be replayed.",
+					problems);
 		return ResponseEnvelope.encode(IdempotencyProblem.RESPONSE_NOT_REPLAYABLE.status().value(),
 				Map.of("Content-Type", List.of(ProblemResponses.PROBLEM_JSON)), body, 0, body.length);
 	}

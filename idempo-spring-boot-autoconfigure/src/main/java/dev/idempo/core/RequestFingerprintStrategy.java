@@ -1,0 +1,38 @@
+package dev.idempo.core;
+
+import java.io.IOException;
+
+import jakarta.servlet.http.HttpServletRequest;
+
+/**
+ * Decides what of a request is fingerprinted, for example to leave out a client timestamp
+ * that differs between a request and its retry. Declare a bean of this type to replace
+ * the default ({@link #DEFAULT}: method, path, query string and body, or the parsed
+ * parameters and parts of a form). The fingerprint decides whether a retry with a known
+ * key is the same request (replayed) or another one (422).
+ *
+ * @author idempo
+ */
+@FunctionalInterface
+public interface RequestFingerprintStrategy {
+
+	/**
+	 * The default: {@link RequestFingerprint#of} over method, path, query string and
+	 * body; form and multipart bodies by their parsed parameters and parts.
+	 */
+	RequestFingerprintStrategy DEFAULT = (request, body) -> RequestFingerprint.of(request.getMethod(),
+			request.getRequestURI(), request.getQueryString(),
+			RequestFingerprint.isForm(request.getContentType()) ? RequestFingerprint.canonicalForm(request) : body);
+
+	/**
+	 * Fingerprints a request, on the request thread, before the handler runs.
+	 * @param request the request (its body already read)
+	 * @param body the request body as sent (for forms, what the container parsed is in
+	 * the request's parameters and parts)
+	 * @return a fingerprint: equal for requests that are the same, different otherwise;
+	 * typically {@link RequestFingerprint#of} over what counts
+	 * @throws IOException if the request's parts cannot be read
+	 */
+	String fingerprint(HttpServletRequest request, byte[] body) throws IOException;
+
+}

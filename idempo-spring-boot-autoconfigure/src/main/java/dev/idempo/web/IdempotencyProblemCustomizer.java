@@ -1,0 +1,33 @@
+package dev.idempo.web;
+
+import java.util.Map;
+
+import jakarta.servlet.http.HttpServletRequest;
+
+import dev.idempo.core.IdempotencyProblem;
+
+/**
+ * Customizes idempo's own problem responses (400, 409, 413, 422, 503, and the 410 of a
+ * transactional record): extra members such as a trace id, a localized title or detail.
+ * Declare beans of this type; they run in order on the request thread, before the body is
+ * written. The response is still written by idempo, never thrown, so no exception handler
+ * can turn it into a 500.
+ *
+ * @author idempo
+ */
+@FunctionalInterface
+public interface IdempotencyProblemCustomizer {
+
+	/**
+	 * Customizes the members of one problem response. {@code type} and {@code status} are
+	 * part of idempo's contract: changes to them are ignored. Values that are not
+	 * strings, numbers or booleans are written as their {@code toString()}. An exception
+	 * is logged and the problem written without this customizer's changes.
+	 * @param request the request
+	 * @param problem the problem
+	 * @param members the members, in order: {@code type}, {@code title}, {@code status},
+	 * {@code detail}, {@code instance}; modifiable
+	 */
+	void customize(HttpServletRequest request, IdempotencyProblem problem, Map<String, Object> members);
+
+}
