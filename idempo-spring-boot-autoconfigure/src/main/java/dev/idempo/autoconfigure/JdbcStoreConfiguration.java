@@ -237,6 +237,11 @@ class JdbcStoreConfiguration {
 	static IdempotencyJdbcSchemaInitializer schemaInitializer(StoreType type, ObjectProvider<DataSource> dedicated,
 			ObjectProvider<DataSource> application, IdempotencyJdbcSchemaProperties schema,
 			IdempotencyProperties properties) {
+		if (schema.getPlatform() == null) {
+			// the store type says which script: no connection needed to detect it, so
+			// that the application can start while the database is down
+			schema.setPlatform((type == StoreType.POSTGRES) ? "postgresql" : "mysql");
+		}
 		return new IdempotencyJdbcSchemaInitializer(schemaDataSource(type, dedicated, application), schema,
 				properties.getStore().getJdbc().getTableName());
 	}
