@@ -203,6 +203,18 @@ public final class InMemoryLockingStore implements LockingStore {
 	}
 
 	/**
+	 * Forgets every claim and record, as if the store were new (its eviction counters
+	 * aside): for tests that share one application context, between tests, never while
+	 * requests are in flight.
+	 */
+	public void clear() {
+		this.entries.clear();
+		this.completionOrder.clear();
+		this.completedCount.set(0);
+		this.completedBytes.set(0);
+	}
+
+	/**
 	 * The number of completed records currently held, expired or not.
 	 * @return the number of completed records
 	 */
