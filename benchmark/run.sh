@@ -15,6 +15,9 @@ Usage: benchmark/run.sh [options]
                      postgres, mysql; memory ignores it) and delete them afterwards
   --smoke            a quick sanity run of one store (the first of --stores, default memory):
                      every case once for 1 second at 32 clients; exits non-zero if any check fails
+  --observations on|off
+                     whether the application has an ObservationRegistry (default off: idempo's
+                     cost without one; on: with Boot's, as an Actuator application has)
   --out DIR          where the report goes (default benchmark/results): latest.md and latest.csv,
                      smoke.* for --smoke, scale-<N>.* with --records
   -h, --help         this text
@@ -49,6 +52,7 @@ WARMUP=5
 WARMUP_MAX=60
 REPLAY_KEYS=2000
 CLIENTS=(1 32)
+OBSERVATIONS=off
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -58,6 +62,7 @@ while [ $# -gt 0 ]; do
 		--records) RECORDS=${2:?--records needs a number}; shift 2 ;;
 		--smoke) SMOKE=1; shift ;;
 		--out) OUT=${2:?--out needs a directory}; shift 2 ;;
+		--observations) OBSERVATIONS=${2:?--observations needs on or off}; shift 2 ;;
 		-h | --help) usage; exit 0 ;;
 		*) usage >&2; die "unknown option '$1'" ;;
 	esac
@@ -66,6 +71,7 @@ done
 [[ $DURATION =~ ^[1-9][0-9]{0,3}$ ]] || die "--duration must be 1 to 9999 seconds"
 [[ $ROUNDS =~ ^[1-9][0-9]?$ ]] || die "--rounds must be 1 to 99"
 [[ $RECORDS =~ ^[0-9]{1,8}$ ]] || die "--records must be 0 to 99999999"
+[[ $OBSERVATIONS =~ ^(on|off)$ ]] || die "--observations must be on or off"
 IFS=, read -r -a SELECTED <<<"$STORES"
 [ ${#SELECTED[@]} -gt 0 ] || die "--stores is empty"
 for store in "${SELECTED[@]}"; do
@@ -264,7 +270,12 @@ start_app() { # start_app STORE
 	local store=$1 port_file="$WORK/port-$1" i
 	local args=(--server.port=0 "--bench.port-file=$port_file" "--bench.payment-table=$PAYMENT_TABLE"
 		"--idempo.store.type=$store")
-	local redis_off=--spring.autoconfigure.exclude=org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration
+	local excludes=()
+	local redis_off=org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration
+	if [ "$OBSERVATIONS" = off ]; then
+		# no ObservationRegistry: what idempo costs without one
+		excludes+=(org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration)
+	fi
 	case $store in
 		memory | redis | postgres)
 			args+=("--spring.datasource.url=$PG_URL" "--spring.datasource.username=$PG_USER"
@@ -275,10 +286,13 @@ start_app() { # start_app STORE
 	esac
 	case $store in
 		redis) args+=("--spring.data.redis.url=$REDIS_URL" "--idempo.store.redis.key-prefix=$REDIS_PREFIX") ;;
-		postgres | mysql) args+=("$redis_off" "--idempo.store.jdbc.table-name=$IDEMPO_TABLE"
+		postgres | mysql) excludes+=("$redis_off"); args+=("--idempo.store.jdbc.table-name=$IDEMPO_TABLE"
 			--idempo.store.jdbc.initialize-schema=always) ;;
-		memory) args+=("$redis_off") ;;
+		memory) excludes+=("$redis_off") ;;
 	esac
+	if [ ${#excludes[@]} -gt 0 ]; then
+		args+=("--spring.autoconfigure.exclude=$(IFS=,; echo "${excludes[*]}")")
+	fi
 	rm -f "$port_file"
 	java "${JAVA_OPTS[@]}" -jar "$JAR" "${args[@]}" >"$WORK/app-$store.log" 2>&1 &
 	APP_PID=$!
@@ -664,7 +678,7 @@ info date "$(date -u '+%Y-%m-%d %H:%M UTC')"
 info machine "$(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) memory, $(uname -sr)"
 info JDK "$(java -version 2>&1 | sed -n 2p) $(printf '%s' "${JAVA_OPTS[*]}")"
 info wrk "$(wrk -v 2>&1 | head -n 1 | awk '{ print $1, $2 }')"
-info settings "stores $(IFS=,; echo "${SELECTED[*]}"), $DURATION s per load run, $ROUNDS round(s), warm-up $WARMUP s of mixed load then up to $WARMUP_MAX s more until the JIT is quiet, clients $(IFS=,; echo "${CLIENTS[*]}") (1 = wrk -t1 -c1, 32 = wrk -t2 -c32), replay over $REPLAY_KEYS keys$([ "$RECORDS" -gt 0 ] && echo ", $RECORDS pre-populated records")$([ "$SMOKE" = 1 ] && echo ", smoke run")"
+info settings "stores $(IFS=,; echo "${SELECTED[*]}"), $DURATION s per load run, $ROUNDS round(s), warm-up $WARMUP s of mixed load then up to $WARMUP_MAX s more until the JIT is quiet, clients $(IFS=,; echo "${CLIENTS[*]}") (1 = wrk -t1 -c1, 32 = wrk -t2 -c32), replay over $REPLAY_KEYS keys, observations $OBSERVATIONS$([ "$RECORDS" -gt 0 ] && echo ", $RECORDS pre-populated records")$([ "$SMOKE" = 1 ] && echo ", smoke run")"
 info run "$RUN_ID (raw data: $(realpath --relative-to="$ROOT" "$WORK" 2>/dev/null || echo "$WORK"))"
 
 for store in "${SELECTED[@]}"; do
