@@ -14,11 +14,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 abstract class JpaTransactionalHttpTests extends TransactionalHttpTests {
 
-	@Override
-	boolean jpa() {
-		return true;
-	}
-
 	@Test
 	void duplicatesOfOneKeyRunTheJpaHandlerOnce() throws Exception {
 		duplicatesRunOnce("/tx/jpa/payments");

@@ -1,13 +1,12 @@
 package dev.idempo.web.transactional;
 
+import java.util.Map;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
-import dev.idempo.testsupport.SqlStoreProperties;
 import dev.idempo.testsupport.TestDatabases;
-import dev.idempo.testsupport.TestDatabases.TestDatabase;
 
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -17,47 +16,27 @@ import org.springframework.test.context.DynamicPropertySource;
  */
 class MySqlConnectorJTransactionalHttpTest extends TransactionalHttpTests {
 
-	private static final String TABLE = SqlStoreProperties.randomTable();
-
-	private static final String PAYMENTS = "payments_" + TABLE;
-
-	static TestDatabase server() {
-		return TestDatabases.mysql().withScheme("jdbc:mysql:");
-	}
+	static final TransactionalSetup SETUP = new TransactionalSetup(
+			() -> TestDatabases.mysql().withScheme("jdbc:mysql:"), false, false, Map.of());
 
 	@DynamicPropertySource
 	static void properties(DynamicPropertyRegistry registry) {
-		SqlStoreProperties.register(registry, server(), "mysql", TABLE);
-		registry.add("test.payments-table", () -> PAYMENTS);
-		registry.add("test.jpa", () -> "false");
-		registry.add("idempo.max-response-size", () -> "2KB");
-		registry.add("spring.autoconfigure.exclude", () -> HIBERNATE);
+		SETUP.register(registry);
 	}
 
 	@BeforeAll
-	static void createPayments() {
-		server().jdbc().execute(paymentsDdl(false, PAYMENTS));
+	static void createTables() {
+		SETUP.createTables();
 	}
 
 	@AfterAll
 	static void dropTables() {
-		server().dropTable(PAYMENTS);
-		server().dropTable(TABLE);
+		SETUP.dropTables();
 	}
 
 	@Override
-	TestDatabase database() {
-		return server();
-	}
-
-	@Override
-	boolean jpa() {
-		return false;
-	}
-
-	@Override
-	void kill(JdbcTemplate admin, long session) {
-		admin.execute("KILL " + session);
+	TransactionalSetup setup() {
+		return SETUP;
 	}
 
 }

@@ -29,7 +29,6 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.PlatformTransactionManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -42,8 +41,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(classes = TransactionalTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT)
 abstract class TransactionalHttpTests {
-
-	static final String HIBERNATE = "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration";
 
 	@LocalServerPort
 	int port;
@@ -65,19 +62,16 @@ abstract class TransactionalHttpTests {
 
 	TestHttp http;
 
-	abstract TestDatabase database();
+	/** What this class runs against. */
+	abstract TransactionalSetup setup();
+
+	TestDatabase database() {
+		return setup().database();
+	}
 
 	/** Whether the context runs JPA (a JpaTransactionManager) and its endpoint. */
-	abstract boolean jpa();
-
-	/** Ends a database session from another one. */
-	abstract void kill(JdbcTemplate admin, long session);
-
-	static String paymentsDdl(boolean postgres, String table) {
-		return postgres
-				? "CREATE TABLE " + table + " (id BIGSERIAL PRIMARY KEY, reference VARCHAR(64) NOT NULL, body TEXT)"
-				: "CREATE TABLE " + table
-						+ " (id BIGINT AUTO_INCREMENT PRIMARY KEY, reference VARCHAR(64) NOT NULL, body TEXT)";
+	boolean jpa() {
+		return setup().jpa();
 	}
 
 	@BeforeEach
@@ -225,7 +219,7 @@ abstract class TransactionalHttpTests {
 			Future<HttpResponse<byte[]>> first = executor
 				.submit(() -> post("/tx/jdbc/payments", key, reference, "pause-before-commit"));
 			long session = this.pauses.awaitArrival();
-			kill(database().jdbc(), session);
+			setup().kill(session);
 			this.pauses.release();
 			HttpResponse<byte[]> response = first.get(30, TimeUnit.SECONDS);
 			assertThat(response.statusCode()).isEqualTo(503);
@@ -260,7 +254,7 @@ abstract class TransactionalHttpTests {
 			Future<HttpResponse<byte[]>> first = executor
 				.submit(() -> post("/tx/jdbc/redirect", key, reference, "pause-before-commit"));
 			long session = this.pauses.awaitArrival();
-			kill(database().jdbc(), session);
+			setup().kill(session);
 			this.pauses.release();
 			assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(503);
 			assertThat(payments(reference)).isZero();
