@@ -1,6 +1,8 @@
 package dev.idempo.autoconfigure;
 
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 import io.micrometer.observation.ObservationRegistry;
@@ -19,6 +21,7 @@ import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.RequestFingerprintStrategy;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;
+import dev.idempo.web.BufferBudget;
 import dev.idempo.web.IdempotencyAsyncInterceptor;
 import dev.idempo.web.IdempotencyFilter;
 import dev.idempo.web.IdempotencyInterceptor;
@@ -209,7 +212,11 @@ public final class IdempotencyAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean(name = "idempotencyFilterRegistration")
 	FilterRegistrationBean<IdempotencyFilter> idempotencyFilterRegistration(IdempotencyProperties properties) {
-		FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(new IdempotencyFilter());
+		List<String> keyHeaders = new ArrayList<>();
+		keyHeaders.add(properties.getKeyHeader());
+		keyHeaders.addAll(properties.getKeyHeaderAliases());
+		FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(
+				new IdempotencyFilter(keyHeaders, new BufferBudget(properties.maxBufferedBytes())));
 		registration.setOrder(properties.getFilterOrder());
 		registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC, DispatcherType.ERROR);
 		registration.setAsyncSupported(true);

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.idempo.core.IdempotencySettings;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -66,6 +68,13 @@ public class IdempotencyProperties {
 	private DataSize maxRequestSize = DataSize.ofMegabytes(10);
 
 	/**
+	 * Most bytes of request bodies idempo holds in memory at once, across all requests of
+	 * this instance; a keyed request that would exceed it gets 503 before its body is
+	 * read. Unset: a quarter of the maximum heap.
+	 */
+	private @Nullable DataSize maxBufferedSize;
+
+	/**
 	 * Response headers that are neither stored nor replayed (case-insensitive).
 	 * Content-Length, Transfer-Encoding and Connection are always excluded.
 	 */
@@ -89,6 +98,23 @@ public class IdempotencyProperties {
 	private final Store store = new Store();
 
 	private final Endpoint endpoint = new Endpoint();
+
+	public @Nullable DataSize getMaxBufferedSize() {
+		return this.maxBufferedSize;
+	}
+
+	public void setMaxBufferedSize(@Nullable DataSize maxBufferedSize) {
+		this.maxBufferedSize = maxBufferedSize;
+	}
+
+	/**
+	 * The bytes of request bodies held at once: {@link #getMaxBufferedSize()}, else a
+	 * quarter of the maximum heap.
+	 * @return the budget in bytes
+	 */
+	public long maxBufferedBytes() {
+		return (this.maxBufferedSize != null) ? this.maxBufferedSize.toBytes() : Runtime.getRuntime().maxMemory() / 4;
+	}
 
 	public boolean isTransactional() {
 		return this.transactional;

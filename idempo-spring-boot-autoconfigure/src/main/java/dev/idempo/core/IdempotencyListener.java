@@ -68,6 +68,12 @@ public interface IdempotencyListener {
 		/** The store failed and the request was refused: 503. */
 		STORE_ERROR,
 
+		/**
+		 * Holding the body would exceed {@code idempo.max-buffered-size}: 503 before it
+		 * was read.
+		 */
+		BUSY,
+
 		/** The store failed and the handler ran unprotected (fail-open). */
 		UNPROTECTED;
 

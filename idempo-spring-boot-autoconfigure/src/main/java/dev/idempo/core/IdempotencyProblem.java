@@ -35,6 +35,12 @@ public enum IdempotencyProblem {
 	STORE_UNAVAILABLE(HttpStatus.SERVICE_UNAVAILABLE, "store-unavailable", "Idempotency store unavailable"),
 
 	/**
+	 * Holding the request's body would exceed what idempo may hold of all request bodies
+	 * at once ({@code idempo.max-buffered-size}); the handler did not run.
+	 */
+	SERVER_BUSY(HttpStatus.SERVICE_UNAVAILABLE, "server-busy", "Too many large idempotent requests at once"),
+
+	/**
 	 * A transactional handler ran, but its transaction could not be committed, or it is
 	 * unknown whether it was (the connection was lost while committing). A retry with the
 	 * same key replays the response if it committed and runs the handler if it did not.

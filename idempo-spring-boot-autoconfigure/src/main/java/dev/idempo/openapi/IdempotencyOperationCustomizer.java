@@ -132,7 +132,7 @@ public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer
 	private static List<IdempotencyProblem> problemsOf(IdempotentHandlers.Policy policy) {
 		List<IdempotencyProblem> problems = new ArrayList<>(List.of(IdempotencyProblem.INVALID_KEY,
 				IdempotencyProblem.MISSING_KEY, IdempotencyProblem.IN_PROGRESS, IdempotencyProblem.REQUEST_TOO_LARGE,
-				IdempotencyProblem.KEY_REUSED, IdempotencyProblem.STORE_UNAVAILABLE));
+				IdempotencyProblem.KEY_REUSED, IdempotencyProblem.STORE_UNAVAILABLE, IdempotencyProblem.SERVER_BUSY));
 		if (policy.transactional()) {
 			problems.add(IdempotencyProblem.RESPONSE_NOT_REPLAYABLE);
 			problems.add(IdempotencyProblem.COMMIT_FAILED);
@@ -167,7 +167,7 @@ public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer
 
 	private static boolean hasRetryAfter(IdempotencyProblem problem) {
 		return problem == IdempotencyProblem.IN_PROGRESS || problem == IdempotencyProblem.STORE_UNAVAILABLE
-				|| problem == IdempotencyProblem.COMMIT_FAILED;
+				|| problem == IdempotencyProblem.COMMIT_FAILED || problem == IdempotencyProblem.SERVER_BUSY;
 	}
 
 	private static boolean isProtected(HandlerMethod handlerMethod) {

@@ -39,12 +39,72 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 
 	private volatile boolean recording = true;
 
+	private final BufferBudget budget;
+
+	/** Bytes reserved from the budget for this request's body. */
+	private long reserved;
+
 	/**
-	 * Wraps a request.
+	 * Wraps a request, without a budget.
 	 * @param request the request
 	 */
 	public BufferedBodyRequest(HttpServletRequest request) {
+		this(request, BufferBudget.UNLIMITED);
+	}
+
+	/**
+	 * Wraps a request whose body bytes are reserved from {@code budget} before they are
+	 * read.
+	 * @param request the request
+	 * @param budget the budget
+	 */
+	public BufferedBodyRequest(HttpServletRequest request, BufferBudget budget) {
 		super(request);
+		this.budget = budget;
+	}
+
+	/**
+	 * Gives the bytes this request reserved back to the budget: called when the request
+	 * ends.
+	 */
+	public void releaseBudget() {
+		long reserved = this.reserved;
+		this.reserved = 0;
+		if (reserved > 0) {
+			this.budget.release(reserved);
+		}
+	}
+
+	/**
+	 * Reads and drops what is left of the body, up to {@code maxSize} bytes, without
+	 * holding it: a request refused before its body was read can then be answered on a
+	 * connection the client still reads (a container closes one whose body it would have
+	 * to swallow beyond a limit, and the client sees a reset instead of the answer).
+	 * @param maxSize the most bytes read
+	 */
+	public void discardRest(long maxSize) {
+		byte[] scratch = new byte[16 * 1024];
+		long total = 0;
+		try {
+			ServletInputStream in = super.getInputStream();
+			int read;
+			while (total < maxSize && (read = in.read(scratch)) >= 0) {
+				total += read;
+			}
+		}
+		catch (IOException ex) {
+			// the client went away: nothing to answer
+		}
+	}
+
+	private void reserveUpTo(long bytes) throws BudgetExceededException {
+		if (bytes <= this.reserved) {
+			return;
+		}
+		if (!this.budget.tryReserve(bytes - this.reserved)) {
+			throw new BudgetExceededException(this.budget.maxBytes());
+		}
+		this.reserved = bytes;
 	}
 
 	/**
@@ -80,8 +140,13 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 		// bytes a filter read first count towards the limit only once more arrive
 		long capacityLimit = Math.min(Math.max(maxSize, earlier), Integer.MAX_VALUE - 8);
 		long declared = getContentLengthLong();
+		// a declared length (only a hint: a wrapper may change the body) is reserved
+		// whole, up to the limit, before anything is read
+		reserveUpTo(Math.min(Math.max(declared, earlier), capacityLimit));
 		long expected = Math.max((declared >= 0) ? declared : UNKNOWN_LENGTH_PRESIZE, earlier);
-		byte[] buffer = new byte[(int) Math.min(Math.min(expected, MAX_PRESIZE), capacityLimit)];
+		int presize = (int) Math.min(Math.min(expected, MAX_PRESIZE), capacityLimit);
+		reserveUpTo(presize);
+		byte[] buffer = new byte[presize];
 		if (this.alreadyRead != null) {
 			buffer = grow(buffer, earlier, capacityLimit);
 			System.arraycopy(this.alreadyRead.array(), 0, buffer, 0, earlier);
@@ -114,13 +179,14 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 		}
 	}
 
-	/** Grows by doubling, up to {@code limit}. */
-	private static byte[] grow(byte[] buffer, int needed, long limit) {
+	/** Grows by doubling, up to {@code limit}, within the budget. */
+	private byte[] grow(byte[] buffer, int needed, long limit) throws BudgetExceededException {
 		if (needed <= buffer.length) {
 			return buffer;
 		}
-		long grown = Math.max(needed, Math.max(256L, 2L * buffer.length));
-		return Arrays.copyOf(buffer, (int) Math.min(grown, limit));
+		long grown = Math.min(Math.max(needed, Math.max(256L, 2L * buffer.length)), limit);
+		reserveUpTo(grown);
+		return Arrays.copyOf(buffer, (int) grown);
 	}
 
 	@Override
@@ -140,6 +206,17 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 		String encoding = getCharacterEncoding();
 		Charset charset = (encoding != null) ? Charset.forName(encoding) : StandardCharsets.ISO_8859_1;
 		return new BufferedReader(new InputStreamReader(getInputStream(), charset));
+	}
+
+	/**
+	 * Holding the body would exceed the instance's {@link BufferBudget}.
+	 */
+	public static class BudgetExceededException extends IOException {
+
+		BudgetExceededException(long maxBytes) {
+			super("Request bodies held by idempo would exceed " + maxBytes + " bytes");
+		}
+
 	}
 
 	/**

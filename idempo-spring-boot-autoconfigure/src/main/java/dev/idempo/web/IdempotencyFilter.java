@@ -1,6 +1,7 @@
 package dev.idempo.web;
 
 import java.io.IOException;
+import java.util.List;
 
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
@@ -27,6 +28,41 @@ import org.springframework.web.util.WebUtils;
  */
 public class IdempotencyFilter extends OncePerRequestFilter {
 
+	private final List<String> keyHeaders;
+
+	private final BufferBudget budget;
+
+	/**
+	 * Creates a filter that wraps every protected-method request, without a budget.
+	 */
+	public IdempotencyFilter() {
+		this(List.of(), BufferBudget.UNLIMITED);
+	}
+
+	/**
+	 * Creates a filter.
+	 * @param keyHeaders the key headers; a request with none of them is never wrapped
+	 * (nothing of it is buffered), empty to wrap every request
+	 * @param budget the bytes of request bodies held at once
+	 */
+	public IdempotencyFilter(List<String> keyHeaders, BufferBudget budget) {
+		this.keyHeaders = List.copyOf(keyHeaders);
+		this.budget = budget;
+	}
+
+	/** Whether the request carries a key: only then can it need its body or response. */
+	private boolean hasKey(HttpServletRequest request) {
+		if (this.keyHeaders.isEmpty()) {
+			return true;
+		}
+		for (String header : this.keyHeaders) {
+			if (request.getHeader(header) != null) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	@Override
 	protected boolean shouldNotFilter(HttpServletRequest request) {
 		// error dispatches report GET whatever the original method was
@@ -52,15 +88,36 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			return;
 		}
 		CapturingResponse capture = WebUtils.getNativeResponse(response, CapturingResponse.class);
+		if (capture == null && !hasKey(request)) {
+			// nothing of a request without a key is kept: its handler runs unprotected
+			// or it is refused before its body is read
+			chain.doFilter(request, response);
+			return;
+		}
 		HttpServletRequest wrappedRequest = request;
 		HttpServletResponse wrappedResponse = response;
+		BufferedBodyRequest ownRequest = null;
 		if (capture == null) {
 			if (WebUtils.getNativeRequest(request, BufferedBodyRequest.class) == null) {
-				wrappedRequest = new BufferedBodyRequest(request);
+				ownRequest = new BufferedBodyRequest(request, this.budget);
+				wrappedRequest = ownRequest;
 			}
 			capture = new CapturingResponse(response);
 			wrappedResponse = capture;
 		}
+		try {
+			doFilterWrapped(request, wrappedRequest, wrappedResponse, capture, chain);
+		}
+		finally {
+			if (ownRequest != null) {
+				ownRequest.releaseBudget();
+			}
+		}
+	}
+
+	private void doFilterWrapped(HttpServletRequest request, HttpServletRequest wrappedRequest,
+			HttpServletResponse wrappedResponse, CapturingResponse capture, FilterChain chain)
+			throws ServletException, IOException {
 		try {
 			chain.doFilter(wrappedRequest, wrappedResponse);
 		}

@@ -176,13 +176,15 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	@Override
 	public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler)
 			throws Exception {
+		BufferedBodyRequest bodyRequest = WebUtils.getNativeRequest(request, BufferedBodyRequest.class);
+		if (bodyRequest != null) {
+			// whatever the handler (functional endpoints too): what it reads is not
+			// copied
+			bodyRequest.stopRecording();
+		}
 		if (!(handler instanceof HandlerMethod handlerMethod) || request.getDispatcherType() != DispatcherType.REQUEST
 				|| !isProtectedMethod(request.getMethod()) || IdempotentExecution.of(request) != null) {
 			return true;
-		}
-		BufferedBodyRequest bodyRequest = WebUtils.getNativeRequest(request, BufferedBodyRequest.class);
-		if (bodyRequest != null) {
-			bodyRequest.stopRecording();
 		}
 		IdempotentHandlers.Policy policy = this.handlers.policy(handlerMethod);
 		if (policy == null) {
@@ -215,6 +217,13 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			byte[] body = RequestFingerprint.isForm(request.getContentType()) ? new byte[0]
 					: bodyRequest.body(this.settings.maxRequestSize());
 			fingerprint = this.fingerprints.fingerprint(request, body);
+		}
+		catch (BufferedBodyRequest.BudgetExceededException ex) {
+			bodyRequest.discardRest(this.settings.maxRequestSize());
+			return reject(request, response, RequestOutcome.BUSY, IdempotencyProblem.SERVER_BUSY,
+					"The server holds too many large idempotent request bodies at the moment; the request was not "
+							+ "processed. Retry later.",
+					this.settings.storeFailureRetryAfter());
 		}
 		catch (BufferedBodyRequest.RequestTooLargeException ex) {
 			return reject(request, response, RequestOutcome.REQUEST_TOO_LARGE, IdempotencyProblem.REQUEST_TOO_LARGE,

@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class BuildConventionsTests {
 
 	/** Properties whose default is computed, not a value. */
-	private static final Set<String> WITHOUT_DEFAULT = Set.of("idempo.store.jdbc.platform");
+	private static final Set<String> WITHOUT_DEFAULT = Set.of("idempo.store.jdbc.platform", "idempo.max-buffered-size");
 
 	@Test
 	void everyPropertyIsDescribedAndHasItsDefault() throws IOException {
