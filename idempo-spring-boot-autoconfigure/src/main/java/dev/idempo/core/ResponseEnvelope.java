@@ -7,6 +7,9 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.DataFormatException;
 import java.util.zip.Deflater;
 import java.util.zip.Inflater;
@@ -51,8 +54,16 @@ public final class ResponseEnvelope {
 	/** Guards against corrupt or hostile records inflating without bound. */
 	private static final int MAX_PAYLOAD = 256 * 1024 * 1024;
 
-	private static final ThreadLocal<Deflater> DEFLATERS = ThreadLocal
-		.withInitial(() -> new Deflater(Deflater.BEST_SPEED));
+	/**
+	 * Deflaters to reuse: a Deflater is costly to create (native zlib state), and one per
+	 * thread would leave that native memory to the garbage collector with virtual threads
+	 * (a thread per request); so a few are pooled and the rest ended at once.
+	 */
+	private static final Queue<Deflater> DEFLATERS = new ConcurrentLinkedQueue<>();
+
+	private static final int MAX_POOLED_DEFLATERS = Math.max(2, 2 * Runtime.getRuntime().availableProcessors());
+
+	private static final AtomicInteger POOLED_DEFLATERS = new AtomicInteger();
 
 	private ResponseEnvelope() {
 	}
@@ -174,9 +185,13 @@ public final class ResponseEnvelope {
 	 * enough
 	 */
 	private static byte @Nullable [] deflate(byte[] envelope, int limit) {
-		// a Deflater is costly to create (native zlib state): keep one per thread
-		Deflater deflater = DEFLATERS.get();
-		deflater.reset();
+		Deflater deflater = DEFLATERS.poll();
+		if (deflater != null) {
+			POOLED_DEFLATERS.decrementAndGet();
+		}
+		else {
+			deflater = new Deflater(Deflater.BEST_SPEED);
+		}
 		try {
 			deflater.setInput(envelope, HEADER_LENGTH, envelope.length - HEADER_LENGTH);
 			deflater.finish();
@@ -194,6 +209,13 @@ public final class ResponseEnvelope {
 		}
 		finally {
 			deflater.reset();
+			if (POOLED_DEFLATERS.incrementAndGet() <= MAX_POOLED_DEFLATERS) {
+				DEFLATERS.offer(deflater);
+			}
+			else {
+				POOLED_DEFLATERS.decrementAndGet();
+				deflater.end();
+			}
 		}
 	}
 

@@ -2,6 +2,8 @@ package dev.idempo.store.jdbc;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 
 import org.jspecify.annotations.Nullable;
@@ -165,6 +167,14 @@ final class KeyGuard {
 
 		final String token;
 
+		/**
+		 * Guards the state; a lock rather than a monitor, so that a virtual thread that
+		 * waits for a claim to settle does not pin its carrier (JDK 21 to 23).
+		 */
+		private final ReentrantLock mutex = new ReentrantLock();
+
+		private final Condition changed = this.mutex.newCondition();
+
 		private State state = State.CLAIMING;
 
 		private @Nullable LockSession session;
@@ -178,82 +188,172 @@ final class KeyGuard {
 			this.token = token;
 		}
 
-		synchronized LockSession session() {
-			Assert.state(this.session != null, "Claim holds no session");
-			return this.session;
+		LockSession session() {
+			this.mutex.lock();
+			try {
+				Assert.state(this.session != null, "Claim holds no session");
+				return this.session;
+			}
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
-		synchronized @Nullable LockSession sessionOrNull() {
-			return this.session;
+		@Nullable LockSession sessionOrNull() {
+			this.mutex.lock();
+			try {
+				return this.session;
+			}
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
-		synchronized long generation() {
-			return this.generation;
+		long generation() {
+			this.mutex.lock();
+			try {
+				return this.generation;
+			}
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
 		/** The database lock, once the claim was sent to a session. */
-		synchronized @Nullable Object lock() {
-			return this.lock;
+		@Nullable Object lock() {
+			this.mutex.lock();
+			try {
+				return this.lock;
+			}
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
-		synchronized boolean isOn(LockSession session, long generation) {
-			return this.session == session && this.generation == generation;
+		boolean isOn(LockSession session, long generation) {
+			this.mutex.lock();
+			try {
+				return this.session == session && this.generation == generation;
+			}
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
-		synchronized boolean isGone() {
-			return this.state == State.GONE;
+		boolean isGone() {
+			this.mutex.lock();
+			try {
+				return this.state == State.GONE;
+			}
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
-		synchronized boolean isHeld() {
-			return this.state == State.HELD;
+		boolean isHeld() {
+			this.mutex.lock();
+			try {
+				return this.state == State.HELD;
+			}
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
 		/** Whether the lock is, or may still be, held on its session. */
-		synchronized boolean isLocked() {
-			return this.state == State.HELD || this.state == State.UNLOCKING;
+		boolean isLocked() {
+			this.mutex.lock();
+			try {
+				return this.state == State.HELD || this.state == State.UNLOCKING;
+			}
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
-		synchronized boolean isFinishing() {
-			return this.state == State.FINISHING;
+		boolean isFinishing() {
+			this.mutex.lock();
+			try {
+				return this.state == State.FINISHING;
+			}
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
-		synchronized boolean isUnlocking() {
-			return this.state == State.UNLOCKING;
+		boolean isUnlocking() {
+			this.mutex.lock();
+			try {
+				return this.state == State.UNLOCKING;
+			}
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
 		/**
 		 * Records where the claim's lock is being taken; the claim is still
 		 * {@code CLAIMING}.
 		 */
-		synchronized void attach(LockSession session, long generation, Object lock) {
-			this.session = session;
-			this.generation = generation;
-			this.lock = lock;
+		void attach(LockSession session, long generation, Object lock) {
+			this.mutex.lock();
+			try {
+				this.session = session;
+				this.generation = generation;
+				this.lock = lock;
+			}
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
 		/** The claim took its lock, on the session it is attached to. */
-		synchronized void hold() {
-			Assert.state(this.session != null, "Claim holds no session");
-			this.state = State.HELD;
-			notifyAll();
-		}
-
-		synchronized boolean finish() {
-			if (this.state != State.HELD) {
-				return false;
+		void hold() {
+			this.mutex.lock();
+			try {
+				Assert.state(this.session != null, "Claim holds no session");
+				this.state = State.HELD;
+				this.changed.signalAll();
 			}
-			this.state = State.FINISHING;
-			return true;
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
-		synchronized void unlocking() {
-			this.state = State.UNLOCKING;
-			notifyAll();
+		boolean finish() {
+			this.mutex.lock();
+			try {
+				if (this.state != State.HELD) {
+					return false;
+				}
+				this.state = State.FINISHING;
+				return true;
+			}
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
-		synchronized void gone() {
-			this.state = State.GONE;
-			notifyAll();
+		void unlocking() {
+			this.mutex.lock();
+			try {
+				this.state = State.UNLOCKING;
+				this.changed.signalAll();
+			}
+			finally {
+				this.mutex.unlock();
+			}
+		}
+
+		void gone() {
+			this.mutex.lock();
+			try {
+				this.state = State.GONE;
+				this.changed.signalAll();
+			}
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
 		/**
@@ -265,24 +365,30 @@ final class KeyGuard {
 		 * its lock
 		 * @return {@code false} if it still was at the deadline
 		 */
-		synchronized boolean awaitSettled(long deadline, Predicate<Holder> isLive) {
-			while (this.state == State.CLAIMING || this.state == State.FINISHING) {
-				if (this.state == State.FINISHING && !isLive.test(this)) {
-					return true;
+		boolean awaitSettled(long deadline, Predicate<Holder> isLive) {
+			this.mutex.lock();
+			try {
+				while (this.state == State.CLAIMING || this.state == State.FINISHING) {
+					if (this.state == State.FINISHING && !isLive.test(this)) {
+						return true;
+					}
+					long millis = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+					if (millis <= 0) {
+						return false;
+					}
+					try {
+						this.changed.await(Math.min(millis, STALE_CHECK_MILLIS), TimeUnit.MILLISECONDS);
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+						return false;
+					}
 				}
-				long millis = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-				if (millis <= 0) {
-					return false;
-				}
-				try {
-					wait(Math.min(millis, STALE_CHECK_MILLIS));
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-					return false;
-				}
+				return true;
 			}
-			return true;
+			finally {
+				this.mutex.unlock();
+			}
 		}
 
 	}
