@@ -271,7 +271,8 @@ public final class IdempotencyAutoConfiguration {
 			IdempotencyProperties.Store.Memory memory = properties.getStore().getMemory();
 			logger.warn("idempo uses the in-memory store: idempotency keys are protected within this JVM only. "
 					+ "Set idempo.store.type to redis, postgres or mysql when more than one instance serves requests.");
-			return new InMemoryLockingStore(Clock.systemUTC(), memory.getMaxEntries(), memory.getMaxSize().toBytes());
+			return new InMemoryLockingStore(Clock.systemUTC(), memory.getMaxEntries(), memory.getMaxSize().toBytes(),
+					memory.getWhenFull() == IdempotencyProperties.Store.WhenFull.REFUSE);
 		}
 
 	}

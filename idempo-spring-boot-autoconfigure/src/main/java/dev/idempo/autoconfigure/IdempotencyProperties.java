@@ -549,6 +549,19 @@ public class IdempotencyProperties {
 		/**
 		 * In-memory store settings.
 		 */
+		/**
+		 * What a full in-memory store does.
+		 */
+		public enum WhenFull {
+
+			/** Drop the oldest records, even unexpired ones. */
+			EVICT,
+
+			/** Keep them and refuse new claims. */
+			REFUSE
+
+		}
+
 		public static class Memory {
 
 			/**
@@ -560,6 +573,21 @@ public class IdempotencyProperties {
 			 * Most bytes of completed responses kept; the oldest are evicted first.
 			 */
 			private DataSize maxSize = DataSize.ofMegabytes(64);
+
+			/**
+			 * What a full store does: 'evict' drops the oldest records, even unexpired
+			 * ones (a retry with such a key runs the handler again); 'refuse' keeps them
+			 * and refuses new claims (503 until records expire).
+			 */
+			private WhenFull whenFull = WhenFull.EVICT;
+
+			public WhenFull getWhenFull() {
+				return this.whenFull;
+			}
+
+			public void setWhenFull(WhenFull whenFull) {
+				this.whenFull = whenFull;
+			}
 
 			public long getMaxEntries() {
 				return this.maxEntries;

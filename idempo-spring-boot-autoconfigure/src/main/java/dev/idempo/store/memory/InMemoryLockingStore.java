@@ -15,6 +15,7 @@ import org.jspecify.annotations.Nullable;
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
+import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.RecordState;
 import dev.idempo.store.StoredRecord;
 
@@ -69,6 +70,8 @@ public final class InMemoryLockingStore implements LockingStore {
 
 	private final long maxBytes;
 
+	private final boolean refuseWhenFull;
+
 	/**
 	 * Creates a store.
 	 * @param clock the clock that decides expiry
@@ -76,17 +79,36 @@ public final class InMemoryLockingStore implements LockingStore {
 	 * @param maxBytes the most bytes of completed records kept
 	 */
 	public InMemoryLockingStore(Clock clock, long maxEntries, long maxBytes) {
+		this(clock, maxEntries, maxBytes, false);
+	}
+
+	/**
+	 * Creates a store.
+	 * @param clock the clock that decides expiry
+	 * @param maxEntries the most completed records kept
+	 * @param maxBytes the most bytes of completed records kept
+	 * @param refuseWhenFull whether a store full of unexpired records refuses new claims
+	 * (they fail, so the request gets 503) rather than evicting the oldest records, which
+	 * re-opens their keys
+	 */
+	public InMemoryLockingStore(Clock clock, long maxEntries, long maxBytes, boolean refuseWhenFull) {
 		Assert.notNull(clock, "'clock' must not be null");
 		Assert.isTrue(maxEntries > 0, "'maxEntries' must be positive");
 		Assert.isTrue(maxBytes > 0, "'maxBytes' must be positive");
 		this.clock = clock;
 		this.maxEntries = maxEntries;
 		this.maxBytes = maxBytes;
+		this.refuseWhenFull = refuseWhenFull;
 	}
 
 	@Override
 	public ClaimResult claim(String key, Duration lockTtl) {
 		Instant now = this.clock.instant();
+		if (this.refuseWhenFull && isFull(now)) {
+			throw new LockingStoreException("The in-memory idempotency store is full of unexpired records "
+					+ "(idempo.store.memory.max-entries=" + this.maxEntries + ", max-size=" + this.maxBytes
+					+ " bytes) and refuses new claims (idempo.store.memory.when-full=refuse)");
+		}
 		ClaimResult[] result = new ClaimResult[1];
 		Done[] replaced = new Done[1];
 		this.entries.compute(key, (k, existing) -> {
@@ -267,11 +289,27 @@ public final class InMemoryLockingStore implements LockingStore {
 	 * itself, and that lookup (of the coldest entry, a cache miss) was a visible part of
 	 * every stored response's cost.
 	 */
+	/** Whether the store is at its bounds once expired records are dropped. */
+	private boolean isFull(Instant now) {
+		evictExpired(now);
+		return this.completedCount.get() >= this.maxEntries || this.completedBytes.get() >= this.maxBytes;
+	}
+
+	private void evictExpired(Instant now) {
+		Done oldest;
+		while ((oldest = this.completionOrder.peek()) != null && !oldest.expiresAt().isAfter(now)) {
+			if (this.completionOrder.remove(oldest) && this.entries.remove(oldest.key(), oldest)) {
+				forget(oldest);
+				this.expiredEvictions.incrementAndGet();
+			}
+		}
+	}
+
 	private void evict(Instant now) {
 		Done oldest;
 		while ((oldest = this.completionOrder.peek()) != null) {
-			boolean overBudget = this.completedCount.get() > this.maxEntries
-					|| this.completedBytes.get() > this.maxBytes;
+			boolean overBudget = !this.refuseWhenFull
+					&& (this.completedCount.get() > this.maxEntries || this.completedBytes.get() > this.maxBytes);
 			if (!overBudget && oldest.expiresAt().isAfter(now)) {
 				return;
 			}

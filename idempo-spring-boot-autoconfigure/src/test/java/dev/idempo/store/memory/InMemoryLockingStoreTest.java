@@ -11,6 +11,7 @@ import dev.idempo.store.LockingStoreContractTest;
 import dev.idempo.testsupport.MutableClock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The contract, plus the memory store's own bounds.
@@ -66,6 +67,23 @@ class InMemoryLockingStoreTest extends LockingStoreContractTest {
 		assertThat(store.capacityEvictions()).isEqualTo(1);
 		assertThat(store.expiredEvictions()).isEqualTo(2);
 		assertThat(store.size()).isEqualTo(1);
+	}
+
+	@Test
+	void fullStoreThatRefusesKeepsItsRecordsAndRefusesNewClaimsUntilTheyExpire() {
+		InMemoryLockingStore store = new InMemoryLockingStore(this.clock, 2, 1024 * 1024, true);
+		String[] keys = { newKey(), newKey() };
+		for (String key : keys) {
+			Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+			assertThat(store.complete(lease, record(key), TTL)).isTrue();
+		}
+		assertThatExceptionOfType(dev.idempo.store.LockingStoreException.class)
+			.isThrownBy(() -> store.claim(newKey(), LOCK_TTL))
+			.withMessageContaining("when-full=refuse");
+		assertThat(store.capacityEvictions()).isZero();
+		this.clock.advance(TTL.plusSeconds(1));
+		assertThat(store.claim(newKey(), LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store.expiredEvictions()).isEqualTo(2);
 	}
 
 	@Test
