@@ -8,6 +8,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
 
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletInputStream;
@@ -41,8 +42,11 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 
 	private final BufferBudget budget;
 
-	/** Bytes reserved from the budget for this request's body. */
-	private long reserved;
+	/**
+	 * Bytes reserved from the budget for this request's body; reserved on the request
+	 * thread, given back on whichever thread ends the request.
+	 */
+	private final AtomicLong reserved = new AtomicLong();
 
 	/**
 	 * Wraps a request, without a budget.
@@ -68,8 +72,7 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 	 * ends.
 	 */
 	public void releaseBudget() {
-		long reserved = this.reserved;
-		this.reserved = 0;
+		long reserved = this.reserved.getAndSet(0);
 		if (reserved > 0) {
 			this.budget.release(reserved);
 		}
@@ -98,13 +101,14 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 	}
 
 	private void reserveUpTo(long bytes) throws BudgetExceededException {
-		if (bytes <= this.reserved) {
+		long reserved = this.reserved.get();
+		if (bytes <= reserved) {
 			return;
 		}
-		if (!this.budget.tryReserve(bytes - this.reserved)) {
+		if (!this.budget.tryReserve(bytes - reserved)) {
 			throw new BudgetExceededException(this.budget.maxBytes());
 		}
-		this.reserved = bytes;
+		this.reserved.addAndGet(bytes - reserved);
 	}
 
 	/**
@@ -140,9 +144,8 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 		// bytes a filter read first count towards the limit only once more arrive
 		long capacityLimit = Math.min(Math.max(maxSize, earlier), Integer.MAX_VALUE - 8);
 		long declared = getContentLengthLong();
-		// a declared length (only a hint: a wrapper may change the body) is reserved
-		// whole, up to the limit, before anything is read
-		reserveUpTo(Math.min(Math.max(declared, earlier), capacityLimit));
+		// reserved as the buffer grows (from the presize below), never for bytes that
+		// have not arrived: a client that declares a large body and stalls holds little
 		long expected = Math.max((declared >= 0) ? declared : UNKNOWN_LENGTH_PRESIZE, earlier);
 		int presize = (int) Math.min(Math.min(expected, MAX_PRESIZE), capacityLimit);
 		reserveUpTo(presize);

@@ -3,6 +3,8 @@ package dev.idempo.web;
 import java.io.IOException;
 import java.util.List;
 
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -110,7 +112,13 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 		finally {
 			if (ownRequest != null) {
-				ownRequest.releaseBudget();
+				if (wrappedRequest.isAsyncStarted()) {
+					// the body stays with the request until it completes
+					wrappedRequest.getAsyncContext().addListener(new BudgetRelease(ownRequest));
+				}
+				else {
+					ownRequest.releaseBudget();
+				}
 			}
 		}
 	}
@@ -147,6 +155,37 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			}
 		}
 		capture.flushToClient();
+	}
+
+	/** Gives an asynchronous request's reserved body bytes back when it ends. */
+	private static final class BudgetRelease implements AsyncListener {
+
+		private final BufferedBodyRequest request;
+
+		BudgetRelease(BufferedBodyRequest request) {
+			this.request = request;
+		}
+
+		@Override
+		public void onComplete(AsyncEvent event) {
+			this.request.releaseBudget();
+		}
+
+		@Override
+		public void onTimeout(AsyncEvent event) {
+			this.request.releaseBudget();
+		}
+
+		@Override
+		public void onError(AsyncEvent event) {
+			this.request.releaseBudget();
+		}
+
+		@Override
+		public void onStartAsync(AsyncEvent event) {
+			event.getAsyncContext().addListener(this);
+		}
+
 	}
 
 	/**

@@ -207,9 +207,10 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		}
 		CapturingResponse capture = WebUtils.getNativeResponse(response, CapturingResponse.class);
 		if (bodyRequest == null || capture == null) {
-			throw new IllegalStateException(
-					"An @Idempotent handler was reached without idempo's " + IdempotencyFilter.class.getSimpleName()
-							+ "; register it (auto-configuration does) " + "or include it in MockMvc");
+			throw new IllegalStateException("An @Idempotent handler was reached with a key but without idempo's "
+					+ IdempotencyFilter.class.getSimpleName() + " around the request; register it "
+					+ "(auto-configuration does) or include it in MockMvc, and make sure the key header is "
+					+ "present when it runs (a filter that adds it must run before it: idempo.filter-order)");
 		}
 		String storageKey = RequestFingerprint.storageKey(this.callerScopeResolver.resolve(request), key);
 		String fingerprint;

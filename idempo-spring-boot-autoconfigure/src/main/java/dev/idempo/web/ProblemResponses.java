@@ -75,6 +75,9 @@ final class ProblemResponses {
 		members.put("status", problem.status().value());
 		StringBuilder json = new StringBuilder(256).append('{');
 		members.forEach((name, value) -> {
+			if (name == null) {
+				return;
+			}
 			if (json.length() > 1) {
 				json.append(',');
 			}
@@ -83,7 +86,7 @@ final class ProblemResponses {
 			if (value == null) {
 				json.append("null");
 			}
-			else if (value instanceof Number || value instanceof Boolean) {
+			else if (value instanceof Boolean || (value instanceof Number number && isFinite(number))) {
 				json.append(value);
 			}
 			else {
@@ -92,6 +95,10 @@ final class ProblemResponses {
 		});
 		json.append('}');
 		return json.toString().getBytes(StandardCharsets.UTF_8);
+	}
+
+	private static boolean isFinite(Number number) {
+		return !(number instanceof Double || number instanceof Float) || Double.isFinite(number.doubleValue());
 	}
 
 	private static Map<String, Object> members(HttpServletRequest request, IdempotencyProblem problem, String detail) {

@@ -166,7 +166,8 @@ abstract sealed class JdbcDialect permits PostgresDialect, MySqlDialect {
 	abstract Sql recordWithExpiry(String key);
 
 	/**
-	 * Deletes the record of {@code key}, expired or not.
+	 * Deletes the unexpired record of {@code key} (an expired one is as if absent, and
+	 * left to the cleanup).
 	 * @param key the storage key
 	 * @return the statement
 	 */

@@ -192,6 +192,10 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	public RecordState inspect(String key) {
 		try (Connection connection = this.dataSource.getConnection()) {
 			String database = connection.getCatalog();
+			if (database == null) {
+				// MySQL Connector/J with databaseTerm=SCHEMA
+				database = connection.getSchema();
+			}
 			List<SqlPipeline.Result> results = SqlPipeline.run(connection, false, this.settings.timeoutSeconds(),
 					List.of(this.dialect.lockHeld((database != null) ? database : "", key),
 							this.dialect.recordWithExpiry(key)));

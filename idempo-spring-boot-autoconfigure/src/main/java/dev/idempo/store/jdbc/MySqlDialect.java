@@ -313,7 +313,7 @@ final class MySqlDialect extends JdbcDialect {
 
 	@Override
 	Sql deleteRecord(String key) {
-		return new Sql("DELETE FROM " + this.table + " WHERE storage_key = ?", key);
+		return new Sql("DELETE FROM " + this.table + " WHERE storage_key = ? AND expires_at > UTC_TIMESTAMP(6)", key);
 	}
 
 	@Override

@@ -142,7 +142,7 @@ final class PostgresDialect extends JdbcDialect {
 		this.recordWithExpirySql = "SELECT fingerprint, response,"
 				+ " CAST(EXTRACT(EPOCH FROM (expires_at - now())) * 1000000 AS bigint) FROM " + table
 				+ " WHERE storage_key = ? AND expires_at > now()";
-		this.deleteRecordSql = "DELETE FROM " + table + " WHERE storage_key = ?";
+		this.deleteRecordSql = "DELETE FROM " + table + " WHERE storage_key = ? AND expires_at > now()";
 		this.deleteExpiredSql = "DELETE FROM " + table + " WHERE storage_key IN (SELECT storage_key FROM " + table
 				+ " WHERE expires_at < now() ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)";
 	}

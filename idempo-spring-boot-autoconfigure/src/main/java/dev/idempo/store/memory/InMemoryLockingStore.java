@@ -104,11 +104,8 @@ public final class InMemoryLockingStore implements LockingStore {
 	@Override
 	public ClaimResult claim(String key, Duration lockTtl) {
 		Instant now = this.clock.instant();
-		if (this.refuseWhenFull && isFull(now)) {
-			throw new LockingStoreException("The in-memory idempotency store is full of unexpired records "
-					+ "(idempo.store.memory.max-entries=" + this.maxEntries + ", max-size=" + this.maxBytes
-					+ " bytes) and refuses new claims (idempo.store.memory.when-full=refuse)");
-		}
+		// only a new claim is refused when full: replays and 409s are answered as ever
+		boolean full = this.refuseWhenFull && isFull(now);
 		ClaimResult[] result = new ClaimResult[1];
 		Done[] replaced = new Done[1];
 		this.entries.compute(key, (k, existing) -> {
@@ -118,6 +115,9 @@ public final class InMemoryLockingStore implements LockingStore {
 			}
 			if (existing instanceof Claim claim && claim.leaseExpiresAt().isAfter(now)) {
 				result[0] = ClaimResult.InProgress.instance();
+				return existing;
+			}
+			if (full) {
 				return existing;
 			}
 			if (existing instanceof Done done) {
@@ -133,6 +133,11 @@ public final class InMemoryLockingStore implements LockingStore {
 			// queue,
 			// and outside compute, which must stay short
 			this.completionOrder.remove(replaced[0]);
+		}
+		if (result[0] == null) {
+			throw new LockingStoreException("The in-memory idempotency store is full of unexpired records "
+					+ "(idempo.store.memory.max-entries=" + this.maxEntries + ", max-size=" + this.maxBytes
+					+ " bytes) and refuses new claims (idempo.store.memory.when-full=refuse)");
 		}
 		return result[0];
 	}
@@ -289,9 +294,27 @@ public final class InMemoryLockingStore implements LockingStore {
 	 * itself, and that lookup (of the coldest entry, a cache miss) was a visible part of
 	 * every stored response's cost.
 	 */
-	/** Whether the store is at its bounds once expired records are dropped. */
+	/**
+	 * Whether the store is at its bounds once expired records are dropped: those at the
+	 * head of the completion order first, and, if it still looks full, every expired one
+	 * (records of different TTLs expire out of completion order).
+	 */
 	private boolean isFull(Instant now) {
 		evictExpired(now);
+		if (!isAtBounds()) {
+			return false;
+		}
+		for (Done done : this.completionOrder) {
+			if (!done.expiresAt().isAfter(now) && this.entries.remove(done.key(), done)) {
+				this.completionOrder.remove(done);
+				forget(done);
+				this.expiredEvictions.incrementAndGet();
+			}
+		}
+		return isAtBounds();
+	}
+
+	private boolean isAtBounds() {
 		return this.completedCount.get() >= this.maxEntries || this.completedBytes.get() >= this.maxBytes;
 	}
 

@@ -81,9 +81,25 @@ class InMemoryLockingStoreTest extends LockingStoreContractTest {
 			.isThrownBy(() -> store.claim(newKey(), LOCK_TTL))
 			.withMessageContaining("when-full=refuse");
 		assertThat(store.capacityEvictions()).isZero();
+		assertThat(store.claim(keys[0], LOCK_TTL)).as("replays still answered")
+			.isInstanceOf(ClaimResult.Completed.class);
 		this.clock.advance(TTL.plusSeconds(1));
 		assertThat(store.claim(newKey(), LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
 		assertThat(store.expiredEvictions()).isEqualTo(2);
+	}
+
+	@Test
+	void fullStoreThatRefusesFindsExpiredRecordsBehindALongerLivedOne() {
+		InMemoryLockingStore store = new InMemoryLockingStore(this.clock, 2, 1024 * 1024, true);
+		String longLived = newKey();
+		Lease first = ((ClaimResult.Acquired) store.claim(longLived, LOCK_TTL)).lease();
+		assertThat(store.complete(first, record(longLived), TTL.multipliedBy(10))).isTrue();
+		String shortLived = newKey();
+		Lease second = ((ClaimResult.Acquired) store.claim(shortLived, LOCK_TTL)).lease();
+		assertThat(store.complete(second, record(shortLived), TTL)).isTrue();
+		this.clock.advance(TTL.plusSeconds(1));
+		assertThat(store.claim(newKey(), LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store.claim(longLived, LOCK_TTL)).isInstanceOf(ClaimResult.Completed.class);
 	}
 
 	@Test

@@ -110,7 +110,8 @@ class HooksHttpTest {
 		assertThat(body).contains("\"traceId\":\"trace-42\"")
 			.contains("\"type\":\"https://idempo.dev/problems/invalid-key\"")
 			.contains("\"status\":400")
-			.contains("\"title\":\"Bad key\"");
+			.contains("\"title\":\"Bad key\"")
+			.contains("\"ratio\":\"NaN\"");
 	}
 
 	@SpringBootApplication
@@ -147,6 +148,7 @@ class HooksHttpTest {
 		IdempotencyProblemCustomizer traceIds() {
 			return (request, problem, members) -> {
 				members.put("traceId", "trace-42");
+				members.put("ratio", Double.NaN);
 				members.put("title", "Bad key");
 				members.put("type", "https://example.com/not-allowed");
 				members.put("status", 200);
