@@ -14,6 +14,7 @@ import java.util.function.Predicate;
 
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 import org.jspecify.annotations.Nullable;
@@ -220,6 +221,30 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	public byte[] envelope(Predicate<String> replayable) {
 		flushWriter();
 		return ResponseEnvelope.encode(getStatus(), headersSet(replayable), this.buffer.array(), 0, this.buffer.size());
+	}
+
+	/**
+	 * The envelope to store after {@code filters} saw the captured response (straight
+	 * from the capture buffer when there are none), or {@code null} if one refused to
+	 * store it.
+	 * @param replayable which headers to keep
+	 * @param request the request, which the filters see
+	 * @param filters the filters, in order
+	 * @return the envelope, or {@code null}
+	 */
+	public byte @Nullable [] envelope(Predicate<String> replayable, HttpServletRequest request,
+			List<IdempotentResponseFilter> filters) {
+		if (filters.isEmpty()) {
+			return envelope(replayable);
+		}
+		CapturedResponse response = captured(replayable);
+		for (IdempotentResponseFilter filter : filters) {
+			response = filter.beforeStore(request, response);
+			if (response == null) {
+				return null;
+			}
+		}
+		return ResponseEnvelope.encode(response);
 	}
 
 	private Map<String, List<String>> headersSet(Predicate<String> replayable) {

@@ -13,13 +13,11 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.core.CapturedResponse;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.LeaseRenewer;
-import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.StoredRecord;
@@ -419,17 +417,8 @@ final class IdempotentExecution {
 	 */
 	private byte @Nullable [] envelope(CapturingResponse response) {
 		HttpServletRequest request = this.request;
-		if (this.responseFilters.isEmpty() || request == null) {
-			return response.envelope(this.settings::isReplayable);
-		}
-		CapturedResponse captured = response.captured(this.settings::isReplayable);
-		for (IdempotentResponseFilter filter : this.responseFilters) {
-			captured = filter.beforeStore(request, captured);
-			if (captured == null) {
-				return null;
-			}
-		}
-		return ResponseEnvelope.encode(captured);
+		return (request != null) ? response.envelope(this.settings::isReplayable, request, this.responseFilters)
+				: response.envelope(this.settings::isReplayable);
 	}
 
 	private void stopRenewal() {

@@ -157,14 +157,20 @@ public class IdempotentHandlers {
 		}
 	}
 
-	private static boolean isStreaming(MethodParameter returnType) {
+	/**
+	 * The type of what the handler returns, the body's for a {@code ResponseEntity};
+	 * {@code null} if it cannot be resolved.
+	 */
+	private static @Nullable Class<?> valueType(MethodParameter returnType) {
 		Class<?> type = returnType.getParameterType();
-		if (HttpEntity.class.isAssignableFrom(type)) {
-			Class<?> bodyType = ResolvableType.forMethodParameter(returnType).getGeneric(0).resolve();
-			if (bodyType == null) {
-				return false;
-			}
-			type = bodyType;
+		return HttpEntity.class.isAssignableFrom(type)
+				? ResolvableType.forMethodParameter(returnType).getGeneric(0).resolve() : type;
+	}
+
+	private static boolean isStreaming(MethodParameter returnType) {
+		Class<?> type = valueType(returnType);
+		if (type == null) {
+			return false;
 		}
 		if (StreamingResponseBody.class.isAssignableFrom(type) || ResponseBodyEmitter.class.isAssignableFrom(type)) {
 			return true;
@@ -180,13 +186,9 @@ public class IdempotentHandlers {
 	 * asynchronous or streaming return value), declared as such.
 	 */
 	private static boolean isAsynchronous(MethodParameter returnType) {
-		Class<?> type = returnType.getParameterType();
-		if (HttpEntity.class.isAssignableFrom(type)) {
-			Class<?> bodyType = ResolvableType.forMethodParameter(returnType).getGeneric(0).resolve();
-			if (bodyType == null) {
-				return false;
-			}
-			type = bodyType;
+		Class<?> type = valueType(returnType);
+		if (type == null) {
+			return false;
 		}
 		return Callable.class.isAssignableFrom(type) || WebAsyncTask.class.isAssignableFrom(type)
 				|| DeferredResult.class.isAssignableFrom(type) || CompletionStage.class.isAssignableFrom(type)

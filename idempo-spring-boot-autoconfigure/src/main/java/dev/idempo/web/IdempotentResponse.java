@@ -1,6 +1,7 @@
 package dev.idempo.web;
 
 import java.time.Duration;
+import java.util.function.Consumer;
 
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
@@ -41,23 +42,7 @@ public final class IdempotentResponse {
 	 */
 	public static boolean ttl(Duration ttl) {
 		Assert.isTrue(ttl != null && !ttl.isNegative() && !ttl.isZero(), "'ttl' must be positive");
-		HttpServletRequest request = currentRequest();
-		if (request == null) {
-			return false;
-		}
-		IdempotentExecution execution = IdempotentExecution.of(request);
-		if (execution != null) {
-			execution.overrideTtl(ttl);
-			return true;
-		}
-		if (request.getAttribute(TransactionalExecution.ATTRIBUTE) != null) {
-			TransactionalExecution transactional = TransactionalExecution.of(request);
-			if (transactional != null) {
-				transactional.overrideTtl(ttl);
-				return true;
-			}
-		}
-		return false;
+		return apply((execution) -> execution.overrideTtl(ttl), (execution) -> execution.overrideTtl(ttl));
 	}
 
 	/**
@@ -68,19 +53,25 @@ public final class IdempotentResponse {
 	 * @return whether the current request is protected (and storing refused)
 	 */
 	public static boolean doNotStore() {
+		return apply(IdempotentExecution::refuseStoring, TransactionalExecution::refuseStoring);
+	}
+
+	private static boolean apply(Consumer<IdempotentExecution> onExecution,
+			Consumer<TransactionalExecution> onTransactional) {
 		HttpServletRequest request = currentRequest();
 		if (request == null) {
 			return false;
 		}
 		IdempotentExecution execution = IdempotentExecution.of(request);
 		if (execution != null) {
-			execution.refuseStoring();
+			onExecution.accept(execution);
 			return true;
 		}
+		// the attribute first: applications without spring-tx never load the class
 		if (request.getAttribute(TransactionalExecution.ATTRIBUTE) != null) {
 			TransactionalExecution transactional = TransactionalExecution.of(request);
 			if (transactional != null) {
-				transactional.refuseStoring();
+				onTransactional.accept(transactional);
 				return true;
 			}
 		}

@@ -32,11 +32,6 @@ final class ProblemResponses {
 	}
 
 	static void write(HttpServletRequest request, HttpServletResponse response, IdempotencyProblem problem,
-			String detail, @Nullable Duration retryAfter) throws IOException {
-		write(request, response, problem, detail, retryAfter, List.of());
-	}
-
-	static void write(HttpServletRequest request, HttpServletResponse response, IdempotencyProblem problem,
 			String detail, @Nullable Duration retryAfter, List<IdempotencyProblemCustomizer> customizers)
 			throws IOException {
 		response.resetBuffer();

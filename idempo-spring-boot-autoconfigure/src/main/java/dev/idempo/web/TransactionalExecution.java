@@ -13,7 +13,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.core.CapturedResponse;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
@@ -163,7 +162,7 @@ final class TransactionalExecution {
 		boolean replayable = true;
 		try {
 			replayable = !this.storingRefused && response.capturedLength() <= settings.maxResponseSize();
-			byte[] envelope = replayable ? envelope(request, response, settings, filters) : null;
+			byte[] envelope = replayable ? response.envelope(settings::isReplayable, request, filters) : null;
 			replayable = envelope != null;
 			if (envelope == null) {
 				envelope = notReplayable(request, problems);
@@ -271,21 +270,6 @@ final class TransactionalExecution {
 			logger.warn("Could not roll back the transaction of an idempotent request", ex);
 			listener.onResponse(ResponseOutcome.STORE_ERROR, reason);
 		}
-	}
-
-	private static byte @Nullable [] envelope(HttpServletRequest request, CapturingResponse response,
-			IdempotencySettings settings, List<IdempotentResponseFilter> filters) {
-		if (filters.isEmpty()) {
-			return response.envelope(settings::isReplayable);
-		}
-		CapturedResponse captured = response.captured(settings::isReplayable);
-		for (IdempotentResponseFilter filter : filters) {
-			captured = filter.beforeStore(request, captured);
-			if (captured == null) {
-				return null;
-			}
-		}
-		return ResponseEnvelope.encode(captured);
 	}
 
 	private static byte[] notReplayable(HttpServletRequest request, List<IdempotencyProblemCustomizer> problems) {

@@ -1,15 +1,12 @@
 package dev.idempo.test;
 
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.LockingStoreContractTest;
 import dev.idempo.store.memory.InMemoryLockingStore;
+import dev.idempo.testsupport.MutableClock;
 
 /**
  * The published store contract, run from the test kit as a user's own store would run it:
@@ -17,7 +14,7 @@ import dev.idempo.store.memory.InMemoryLockingStore;
  */
 class CustomStoreContractTest extends LockingStoreContractTest {
 
-	private final SteppedClock clock = new SteppedClock();
+	private final MutableClock clock = new MutableClock();
 
 	@Override
 	protected LockingStore createStore() {
@@ -32,32 +29,6 @@ class CustomStoreContractTest extends LockingStoreContractTest {
 	@Override
 	protected void elapse(Duration duration) {
 		this.clock.advance(duration);
-	}
-
-	/** A clock the test moves. */
-	static final class SteppedClock extends Clock {
-
-		private volatile Instant now = Instant.parse("2026-01-01T00:00:00Z");
-
-		void advance(Duration duration) {
-			this.now = this.now.plus(duration);
-		}
-
-		@Override
-		public ZoneId getZone() {
-			return ZoneOffset.UTC;
-		}
-
-		@Override
-		public Clock withZone(ZoneId zone) {
-			return this;
-		}
-
-		@Override
-		public Instant instant() {
-			return this.now;
-		}
-
 	}
 
 }
