@@ -8,15 +8,53 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A TCP forwarder on a loopback port of its own, in front of a real server: tests that
- * need a store that is down, then up, on one address start it only when the store is to
- * be "back". Closing it cuts every forwarded connection.
+ * A TCP forwarder on a loopback port of its own, in front of a real server, that can
+ * misbehave the way networks do. Tests that need a store that is down, then up, on one
+ * address start it only when the store is to be "back"; tests of cut and slow connections
+ * switch its {@link Mode}:
+ * <ul>
+ * <li>{@link Mode#FORWARD}: bytes pass as they come;</li>
+ * <li>{@link Mode#LATENCY}: every chunk, in both directions, waits {@link #latency()}
+ * before it is passed on;</li>
+ * <li>{@link Mode#BLACK_HOLE}: nothing passes and nothing is closed, as when a route
+ * drops every packet: what is in flight waits, and passes once the mode changes back
+ * (TCP's retransmission after a partition heals); new connections are accepted but reach
+ * the server only then. Clients see silence, so only their own timeouts end their
+ * waits;</li>
+ * <li>{@link Mode#RESET_ON_REPLY}: requests reach the server, but the first bytes the
+ * server sends back reset both sides of that connection (an RST, not a FIN) instead of
+ * arriving: the server did the work and the client never learns the outcome. New
+ * connections are made, so a client can reconnect and be cut again.</li>
+ * </ul>
+ * {@link #resetAll()} resets every open connection at once; {@link #close()} stops
+ * listening too.
  */
 public final class TcpProxy implements AutoCloseable {
+
+	/** How the proxy treats the bytes it forwards. */
+	public enum Mode {
+
+		/** Bytes pass as they come. */
+		FORWARD,
+
+		/** Every chunk waits {@link TcpProxy#latency()} first. */
+		LATENCY,
+
+		/** Nothing passes, nothing is closed, until the mode changes. */
+		BLACK_HOLE,
+
+		/** The server's first reply on a connection resets that connection instead. */
+		RESET_ON_REPLY
+
+	}
 
 	private final ServerSocket server;
 
@@ -26,6 +64,16 @@ public final class TcpProxy implements AutoCloseable {
 
 	private final List<Socket> sockets = new CopyOnWriteArrayList<>();
 
+	private final ReentrantLock lock = new ReentrantLock();
+
+	private final Condition modeChanged = this.lock.newCondition();
+
+	private final AtomicInteger resets = new AtomicInteger();
+
+	private volatile Mode mode = Mode.FORWARD;
+
+	private volatile Duration latency = Duration.ZERO;
+
 	private TcpProxy(ServerSocket server, String targetHost, int targetPort) {
 		this.server = server;
 		this.targetHost = targetHost;
@@ -34,7 +82,8 @@ public final class TcpProxy implements AutoCloseable {
 
 	/**
 	 * Starts forwarding {@code port} on the loopback address to the target.
-	 * @param port the port to listen on (typically chosen free earlier)
+	 * @param port the port to listen on (typically chosen free earlier), or {@code 0} for
+	 * any free port
 	 * @param targetHost the real server's host
 	 * @param targetPort the real server's port
 	 * @return the running proxy
@@ -45,7 +94,7 @@ public final class TcpProxy implements AutoCloseable {
 			server.setReuseAddress(true);
 			server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
 			TcpProxy proxy = new TcpProxy(server, targetHost, targetPort);
-			Thread acceptor = new Thread(proxy::accept, "tcp-proxy-" + port);
+			Thread acceptor = new Thread(proxy::accept, "tcp-proxy-" + server.getLocalPort());
 			acceptor.setDaemon(true);
 			acceptor.start();
 			return proxy;
@@ -55,47 +104,180 @@ public final class TcpProxy implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * The port the proxy listens on.
+	 * @return the port
+	 */
+	public int port() {
+		return this.server.getLocalPort();
+	}
+
+	/**
+	 * The current mode.
+	 * @return the mode
+	 */
+	public Mode mode() {
+		return this.mode;
+	}
+
+	/**
+	 * The delay of {@link Mode#LATENCY}.
+	 * @return the delay per chunk
+	 */
+	public Duration latency() {
+		return this.latency;
+	}
+
+	/**
+	 * Passes bytes as they come again; what a black hole held back passes now.
+	 */
+	public void forward() {
+		setMode(Mode.FORWARD);
+	}
+
+	/**
+	 * Delays every chunk, in both directions, by {@code delay}.
+	 * @param delay the delay per chunk
+	 */
+	public void latency(Duration delay) {
+		this.latency = delay;
+		setMode(Mode.LATENCY);
+	}
+
+	/**
+	 * Lets nothing pass and closes nothing, until another mode is set.
+	 */
+	public void blackHole() {
+		setMode(Mode.BLACK_HOLE);
+	}
+
+	/**
+	 * Resets each connection at the first bytes its server sends back.
+	 */
+	public void resetOnReply() {
+		setMode(Mode.RESET_ON_REPLY);
+	}
+
+	/**
+	 * Resets every open connection now (an RST to the client and to the server). The
+	 * proxy goes on accepting new connections in its current mode.
+	 */
+	public void resetAll() {
+		this.sockets.forEach(this::reset);
+	}
+
+	/**
+	 * How many sockets the proxy has reset so far, by {@link Mode#RESET_ON_REPLY} or
+	 * {@link #resetAll()} (a connection is two: the client's and the server's side).
+	 * @return the count
+	 */
+	public int resets() {
+		return this.resets.get();
+	}
+
+	private void setMode(Mode mode) {
+		this.lock.lock();
+		try {
+			this.mode = mode;
+			this.modeChanged.signalAll();
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	private void awaitNotBlackHole() throws InterruptedException {
+		this.lock.lock();
+		try {
+			while (this.mode == Mode.BLACK_HOLE && !this.server.isClosed()) {
+				this.modeChanged.await();
+			}
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
 	private void accept() {
 		while (!this.server.isClosed()) {
 			try {
 				Socket client = this.server.accept();
-				Socket upstream = new Socket(this.targetHost, this.targetPort);
 				this.sockets.add(client);
-				this.sockets.add(upstream);
-				pump(client, upstream);
-				pump(upstream, client);
+				Thread connector = new Thread(() -> connect(client), "tcp-proxy-connect");
+				connector.setDaemon(true);
+				connector.start();
 			}
 			catch (IOException ex) {
-				// closed, or the target refused: the client sees its connection end
+				// closed
 			}
 		}
 	}
 
-	private void pump(Socket from, Socket to) {
+	private void connect(Socket client) {
+		try {
+			awaitNotBlackHole();
+			Socket upstream = new Socket(this.targetHost, this.targetPort);
+			this.sockets.add(upstream);
+			pump(client, upstream, false);
+			pump(upstream, client, true);
+		}
+		catch (IOException | InterruptedException ex) {
+			// the target refused: the client sees its connection end
+			closeQuietly(client);
+		}
+	}
+
+	private void pump(Socket from, Socket to, boolean reply) {
 		Thread thread = new Thread(() -> {
 			byte[] buffer = new byte[16 * 1024];
 			try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
 				int read;
 				while ((read = in.read(buffer)) >= 0) {
+					awaitNotBlackHole();
+					Mode now = this.mode;
+					if (now == Mode.LATENCY) {
+						Thread.sleep(this.latency.toMillis());
+					}
+					else if (now == Mode.RESET_ON_REPLY && reply) {
+						reset(from);
+						reset(to);
+						return;
+					}
 					out.write(buffer, 0, read);
 					out.flush();
 				}
 			}
-			catch (IOException ex) {
+			catch (IOException | InterruptedException ex) {
 				// one side closed
 			}
 			finally {
 				closeQuietly(from);
 				closeQuietly(to);
+				this.sockets.remove(from);
+				this.sockets.remove(to);
 			}
 		}, "tcp-proxy-pump");
 		thread.setDaemon(true);
 		thread.start();
 	}
 
+	private void reset(Socket socket) {
+		try {
+			if (!socket.isClosed()) {
+				socket.setSoLinger(true, 0);
+				socket.close();
+				this.resets.incrementAndGet();
+			}
+		}
+		catch (IOException ex) {
+			// closed anyway
+		}
+	}
+
 	@Override
 	public void close() {
 		closeQuietly(this.server);
+		setMode(this.mode);
 		this.sockets.forEach(TcpProxy::closeQuietly);
 	}
 
