@@ -68,9 +68,11 @@ public class IdempotencyProperties {
 	private DataSize maxRequestSize = DataSize.ofMegabytes(10);
 
 	/**
-	 * Most bytes of request bodies idempo holds in memory at once, across all requests of
-	 * this instance; a keyed request that would exceed it gets 503 before its body is
-	 * read. Unset: a quarter of the maximum heap.
+	 * Most bytes idempo holds in memory at once, across all requests of this instance:
+	 * request bodies held for fingerprints and responses held until they are stored. A
+	 * keyed request whose body would exceed it gets 503 before its body is held; a
+	 * response that would exceed it is sent as written and not stored. Unset: a quarter
+	 * of the maximum heap.
 	 */
 	private @Nullable DataSize maxBufferedSize;
 

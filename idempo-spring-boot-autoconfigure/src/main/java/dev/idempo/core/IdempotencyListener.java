@@ -134,6 +134,12 @@ public interface IdempotencyListener {
 		/** The body exceeded {@code idempo.max-response-size}. */
 		TOO_LARGE,
 
+		/**
+		 * The instance's buffer budget ({@code idempo.max-buffered-size}) had no room to
+		 * hold the body while other requests held theirs.
+		 */
+		OVER_BUDGET,
+
 		/** A streaming response. */
 		STREAMING,
 

@@ -5,11 +5,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.util.Assert;
 
 /**
- * The bytes of request bodies that idempo may hold in memory at once, across all requests
- * of this instance. A keyed request reserves its body's bytes before reading them (all of
- * a declared {@code Content-Length} at once, else as they arrive); one that would exceed
- * the budget is answered 503 before its body is read, instead of the instance running out
- * of heap under many large concurrent bodies.
+ * The bytes that idempo may hold in memory at once, across all requests of this instance:
+ * request bodies held for fingerprints and responses held back until they are stored. A
+ * keyed request reserves its body's bytes as they arrive; one that would exceed the
+ * budget is answered 503 before its body is held, instead of the instance running out of
+ * heap under many large concurrent bodies. A response that would exceed it is sent as
+ * written and not stored, like one over {@code idempo.max-response-size}.
  *
  * @author idempo
  */
@@ -49,6 +50,15 @@ public final class BufferBudget {
 				return true;
 			}
 		}
+	}
+
+	/**
+	 * Reserves {@code bytes} whether or not they fit: for what must be held anyway, so
+	 * that other requests see the memory in use.
+	 * @param bytes how many
+	 */
+	void reserve(long bytes) {
+		this.used.addAndGet(bytes);
 	}
 
 	void release(long bytes) {

@@ -32,6 +32,13 @@ import dev.idempo.core.ResponseEnvelope;
  * flushes are held back; status and headers go to the wrapped response as usual. If the
  * body outgrows the limit, what was held is written out and the rest streams through:
  * {@link #isOverflowed()} then tells that the response cannot be stored.
+ * <p>
+ * Held bytes are reserved from the instance's {@link BufferBudget}, shared with the
+ * request bodies held for fingerprints, as they are written. A response that finds no
+ * room is treated like one over the limit ({@link #isOverBudget()}): what was held is
+ * written out, the rest streams through, nothing is stored. A response held whole for a
+ * transaction ({@link #startHolding()}) counts against the budget but is never refused:
+ * it cannot reach the client before its transaction has committed.
  *
  * @author idempo
  */
@@ -44,6 +51,13 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	private final HeldBody buffer = new HeldBody();
 
 	private boolean overflowed;
+
+	private boolean overBudget;
+
+	private final BufferBudget budget;
+
+	/** Bytes reserved from {@link #budget}: the most held at once so far. */
+	private long reserved;
 
 	private boolean streamed;
 
@@ -67,11 +81,22 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	private @Nullable String contentTypeBefore;
 
 	/**
-	 * Wraps a response.
+	 * Wraps a response, without a budget.
 	 * @param response the response
 	 */
 	public CapturingResponse(HttpServletResponse response) {
+		this(response, BufferBudget.UNLIMITED);
+	}
+
+	/**
+	 * Wraps a response whose held bytes are reserved from {@code budget}; call
+	 * {@link #releaseBudget()} when the request ends.
+	 * @param response the response
+	 * @param budget the budget shared with other requests
+	 */
+	public CapturingResponse(HttpServletResponse response, BufferBudget budget) {
 		super(response);
+		this.budget = budget;
 	}
 
 	/**
@@ -168,6 +193,48 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 */
 	public boolean isOverflowed() {
 		return this.overflowed;
+	}
+
+	/**
+	 * Whether the instance's buffer budget had no room to hold the body, so it went to
+	 * the client as written and cannot be stored. Implies {@link #isOverflowed()}.
+	 * @return whether the body was too large for the budget
+	 */
+	public boolean isOverBudget() {
+		return this.overBudget;
+	}
+
+	/**
+	 * Gives the bytes this response reserved back to the budget: called when the request
+	 * ends, since the held bytes stay in memory until then. Calling it again does
+	 * nothing.
+	 */
+	public void releaseBudget() {
+		long bytes = this.reserved;
+		if (bytes > 0) {
+			this.reserved = 0;
+			this.budget.release(bytes);
+		}
+	}
+
+	/**
+	 * Reserves room for the buffer to grow to {@code size} bytes.
+	 * @return whether it may
+	 */
+	private boolean reserve(long size) {
+		long more = size - this.reserved;
+		if (more <= 0) {
+			return true;
+		}
+		if (this.holdRedirects) {
+			// held whole for a transaction: counted, never refused
+			this.budget.reserve(more);
+		}
+		else if (!this.budget.tryReserve(more)) {
+			return false;
+		}
+		this.reserved = size;
+		return true;
 	}
 
 	/**
@@ -453,6 +520,11 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 			CapturingResponse response = CapturingResponse.this;
 			if (response.capturing && response.buffer.size() + (long) len > response.limit) {
 				response.overflowed = true;
+				response.passThrough();
+			}
+			if (response.capturing && !response.reserve(response.buffer.size() + (long) len)) {
+				response.overflowed = true;
+				response.overBudget = true;
 				response.passThrough();
 			}
 			if (response.capturing) {

@@ -11,6 +11,8 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 
@@ -99,25 +101,29 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		HttpServletRequest wrappedRequest = request;
 		HttpServletResponse wrappedResponse = response;
 		BufferedBodyRequest ownRequest = null;
+		CapturingResponse ownResponse = null;
 		if (capture == null) {
 			if (WebUtils.getNativeRequest(request, BufferedBodyRequest.class) == null) {
 				ownRequest = new BufferedBodyRequest(request, this.budget);
 				wrappedRequest = ownRequest;
 			}
-			capture = new CapturingResponse(response);
+			capture = new CapturingResponse(response, this.budget);
+			ownResponse = capture;
 			wrappedResponse = capture;
 		}
 		try {
 			doFilterWrapped(request, wrappedRequest, wrappedResponse, capture, chain);
 		}
 		finally {
-			if (ownRequest != null) {
+			if (ownRequest != null || ownResponse != null) {
+				BudgetRelease release = new BudgetRelease(ownRequest, ownResponse);
 				if (wrappedRequest.isAsyncStarted()) {
-					// the body stays with the request until it completes
-					wrappedRequest.getAsyncContext().addListener(new BudgetRelease(ownRequest));
+					// the body and the held response stay with the request until it
+					// completes
+					wrappedRequest.getAsyncContext().addListener(release);
 				}
 				else {
-					ownRequest.releaseBudget();
+					release.run();
 				}
 			}
 		}
@@ -157,28 +163,44 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		capture.flushToClient();
 	}
 
-	/** Gives an asynchronous request's reserved body bytes back when it ends. */
-	private static final class BudgetRelease implements AsyncListener {
+	/**
+	 * Gives a request's reserved body and response bytes back when it ends: at once, or
+	 * when an asynchronous request completes.
+	 */
+	private static final class BudgetRelease implements AsyncListener, Runnable {
 
-		private final BufferedBodyRequest request;
+		private final @Nullable BufferedBodyRequest request;
 
-		BudgetRelease(BufferedBodyRequest request) {
+		private final @Nullable CapturingResponse response;
+
+		BudgetRelease(@Nullable BufferedBodyRequest request, @Nullable CapturingResponse response) {
 			this.request = request;
+			this.response = response;
+		}
+
+		@Override
+		public void run() {
+			if (this.request != null) {
+				this.request.releaseBudget();
+			}
+			if (this.response != null) {
+				this.response.releaseBudget();
+			}
 		}
 
 		@Override
 		public void onComplete(AsyncEvent event) {
-			this.request.releaseBudget();
+			run();
 		}
 
 		@Override
 		public void onTimeout(AsyncEvent event) {
-			this.request.releaseBudget();
+			run();
 		}
 
 		@Override
 		public void onError(AsyncEvent event) {
-			this.request.releaseBudget();
+			run();
 		}
 
 		@Override
@@ -217,18 +239,23 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			chain.doFilter(request, response);
 			return;
 		}
-		CapturingResponse capture = new CapturingResponse(response);
+		CapturingResponse capture = new CapturingResponse(response, this.budget);
 		capture.startCapture(execution.maxResponseSize());
 		try {
-			chain.doFilter(request, capture);
+			try {
+				chain.doFilter(request, capture);
+			}
+			catch (IOException | ServletException | RuntimeException | Error ex) {
+				capture.discard();
+				execution.fail();
+				throw ex;
+			}
+			execution.finish(capture);
+			capture.flushToClient();
 		}
-		catch (IOException | ServletException | RuntimeException | Error ex) {
-			capture.discard();
-			execution.fail();
-			throw ex;
+		finally {
+			capture.releaseBudget();
 		}
-		execution.finish(capture);
-		capture.flushToClient();
 	}
 
 }

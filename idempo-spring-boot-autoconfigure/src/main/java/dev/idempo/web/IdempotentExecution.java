@@ -440,6 +440,9 @@ final class IdempotentExecution {
 		if (response.isCaptureFailed()) {
 			return NotStoredReason.NOT_CAPTURED;
 		}
+		if (response.isOverBudget()) {
+			return NotStoredReason.OVER_BUDGET;
+		}
 		if (response.isOverflowed()) {
 			return NotStoredReason.TOO_LARGE;
 		}

@@ -28,13 +28,18 @@ import static org.assertj.core.api.Assertions.assertThat;
  * 64 concurrent 8 MB POSTs with fresh keys to an idempotent handler of an application
  * with a 256 MB heap: every request is answered 201 or 503 {@code server-busy} (with
  * {@code Retry-After}), none 500 or cut, and the application stays up; the same load on a
- * functional endpoint without keys is never buffered, and every request succeeds.
+ * functional endpoint without keys is never buffered, and every request succeeds. Held
+ * responses share the budget: 64 concurrent keyed 6 MB responses (384 MB in all) are each
+ * answered whole; those that fit were stored and replay byte for byte, the others went
+ * out unstored and run again on retry.
  */
 class LargeBodiesSmallHeapTest {
 
 	private static final int BODY = 8 * 1024 * 1024;
 
 	private static final int CONCURRENT = 64;
+
+	private static final int RESPONSE = 6 * 1024 * 1024;
 
 	private static Process process;
 
@@ -55,7 +60,7 @@ class LargeBodiesSmallHeapTest {
 				"--test.port-file=" + portFile.toAbsolutePath(),
 				"--spring.autoconfigure.exclude="
 						+ "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
-				"--idempo.store.type=memory");
+				"--idempo.store.type=memory", "--idempo.max-response-size=16MB");
 		process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
 		while (!Files.exists(portFile) && process.isAlive() && System.nanoTime() < deadline) {
@@ -92,6 +97,56 @@ class LargeBodiesSmallHeapTest {
 		assertThat(statuses).as("statuses %s", statuses).containsOnlyKeys(201);
 		assertThat(statuses.get(201)).hasValue(CONCURRENT);
 		assertThat(process.isAlive()).isTrue();
+	}
+
+	@Test
+	void heldResponsesShareTheBudget() {
+		HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+		List<String> keys = new ArrayList<>();
+		for (int i = 0; i < CONCURRENT; i++) {
+			keys.add(UUID.randomUUID().toString());
+		}
+		List<HttpResponse<byte[]>> first = download(client, keys);
+		for (HttpResponse<byte[]> response : first) {
+			assertThat(response.statusCode()).isEqualTo(200);
+			assertWhole(response.body());
+		}
+		assertThat(process.isAlive()).isTrue();
+		// one at a time now: the stored ones replay, the others run again
+		int replayed = 0;
+		for (String key : keys) {
+			HttpResponse<byte[]> again = download(client, List.of(key)).get(0);
+			assertThat(again.statusCode()).isEqualTo(200);
+			assertWhole(again.body());
+			if (again.headers().firstValue("Idempotent-Replayed").isPresent()) {
+				replayed++;
+			}
+		}
+		assertThat(replayed).as("responses stored within the budget").isPositive();
+		assertThat(replayed).as("responses beyond the budget, not stored").isLessThan(CONCURRENT);
+	}
+
+	private static List<HttpResponse<byte[]>> download(HttpClient client, List<String> keys) {
+		List<CompletableFuture<HttpResponse<byte[]>>> all = new ArrayList<>();
+		for (String key : keys) {
+			HttpRequest request = HttpRequest
+				.newBuilder(URI.create("http://127.0.0.1:" + port + "/download?size=" + RESPONSE))
+				.timeout(Duration.ofSeconds(120))
+				.header("Idempotency-Key", key)
+				.POST(HttpRequest.BodyPublishers.noBody())
+				.build();
+			all.add(client.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray()));
+		}
+		return all.stream().map(CompletableFuture::join).toList();
+	}
+
+	private static void assertWhole(byte[] body) {
+		assertThat(body).hasSize(RESPONSE);
+		for (int i = 0; i < body.length; i++) {
+			if (body[i] != SmallHeapApplication.pattern(i)) {
+				throw new AssertionError("byte " + i + " differs");
+			}
+		}
 	}
 
 	private static Map<Integer, AtomicInteger> send(String path, boolean withKeys) {

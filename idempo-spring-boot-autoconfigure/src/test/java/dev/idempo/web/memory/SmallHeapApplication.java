@@ -2,6 +2,7 @@ package dev.idempo.web.memory;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -9,6 +10,7 @@ import java.nio.file.Path;
 import java.util.Map;
 
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 
 import dev.idempo.Idempotent;
 
@@ -22,6 +24,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.servlet.function.RouterFunction;
 import org.springframework.web.servlet.function.RouterFunctions;
@@ -88,6 +91,35 @@ public class SmallHeapApplication {
 		ResponseEntity<Map<String, Long>> upload(HttpServletRequest request) throws IOException {
 			return ResponseEntity.status(201).body(Map.of("bytes", drain(request.getInputStream())));
 		}
+
+		/**
+		 * Writes {@code size} bytes of {@link #pattern(int)} in small chunks, so that
+		 * only what idempo holds of the response takes heap.
+		 */
+		@PostMapping("/download")
+		@Idempotent
+		void download(@RequestParam int size, HttpServletResponse response) throws IOException {
+			response.setContentType("application/octet-stream");
+			byte[] chunk = new byte[64 * 1024];
+			OutputStream out = response.getOutputStream();
+			for (int written = 0; written < size; written += chunk.length) {
+				int length = Math.min(chunk.length, size - written);
+				for (int i = 0; i < length; i++) {
+					chunk[i] = pattern(written + i);
+				}
+				out.write(chunk, 0, length);
+			}
+		}
+
+	}
+
+	/**
+	 * The byte at {@code position} of every download.
+	 * @param position the position
+	 * @return the byte
+	 */
+	static byte pattern(int position) {
+		return (byte) (position % 251);
 
 	}
 
