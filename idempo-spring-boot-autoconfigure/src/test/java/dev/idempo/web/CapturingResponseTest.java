@@ -56,4 +56,44 @@ class CapturingResponseTest {
 		assertThat(servletResponse.getContentAsString()).isEqualTo("first second");
 	}
 
+	@Test
+	void heldBytesAreReservedAndAResponseBeyondTheBudgetGoesOutUnstored() throws IOException {
+		BufferBudget budget = new BufferBudget(10);
+		MockHttpServletResponse servletResponse = new MockHttpServletResponse();
+		CapturingResponse response = new CapturingResponse(servletResponse, budget);
+		response.startCapture(1024);
+		response.getOutputStream().write("123456".getBytes(StandardCharsets.UTF_8));
+		assertThat(budget.used()).isEqualTo(6);
+		assertThat(servletResponse.getContentAsByteArray()).isEmpty();
+		response.getOutputStream().write("7890ab".getBytes(StandardCharsets.UTF_8));
+		assertThat(response.isOverBudget()).isTrue();
+		assertThat(response.isOverflowed()).isTrue();
+		assertThat(response.isCapturing()).isFalse();
+		assertThat(servletResponse.getContentAsString()).isEqualTo("1234567890ab");
+		assertThat(budget.refused()).isEqualTo(1);
+		response.releaseBudget();
+		response.releaseBudget();
+		assertThat(budget.used()).isZero();
+	}
+
+	@Test
+	void aResponseHeldForATransactionCountsButIsNeverRefused() throws IOException {
+		BufferBudget budget = new BufferBudget(4);
+		MockHttpServletResponse servletResponse = new MockHttpServletResponse();
+		CapturingResponse response = new CapturingResponse(servletResponse, budget);
+		response.startHolding();
+		response.getOutputStream().write("held whole".getBytes(StandardCharsets.UTF_8));
+		assertThat(response.isOverBudget()).isFalse();
+		assertThat(budget.used()).isEqualTo(10);
+		assertThat(servletResponse.getContentAsByteArray()).isEmpty();
+		CapturingResponse other = new CapturingResponse(new MockHttpServletResponse(), budget);
+		other.startCapture(1024);
+		other.getOutputStream().write('x');
+		assertThat(other.isOverBudget()).as("no room left for others").isTrue();
+		response.flushToClient();
+		response.releaseBudget();
+		assertThat(servletResponse.getContentAsString()).isEqualTo("held whole");
+		assertThat(budget.used()).isZero();
+	}
+
 }
