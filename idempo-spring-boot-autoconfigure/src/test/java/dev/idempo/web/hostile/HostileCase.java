@@ -116,18 +116,23 @@ record HostileCase(String name, String endpoint, byte[] request, Ending ending, 
 	}
 
 	/**
-	 * A valid key never seen before: the handler runs once, the response is stored under
+	 * A valid key never seen before: the handler runs once, its response is stored under
 	 * the key (for the caller that {@code authorization} makes) and replayed byte for
 	 * byte to the same bytes sent again.
 	 *
 	 * @param key the key as idempo must have parsed it
 	 * @param authorization the request's {@code Authorization} header, {@code null} for
 	 * an anonymous caller
+	 * @param status the status of the response
 	 */
-	record Executes(String key, @Nullable String authorization) implements Expected {
+	record Executes(String key, @Nullable String authorization, int status) implements Expected {
 
 		Executes(String key) {
-			this(key, null);
+			this(key, null, 200);
+		}
+
+		Executes(String key, String authorization) {
+			this(key, authorization, 200);
 		}
 
 	}

@@ -193,6 +193,8 @@ final class HostileCases {
 				RawRequest.post(REQUIRED).key("abc").key("xyz")));
 		cases.add(key("key header and alias header", Problem.invalidKey(),
 				RawRequest.post(REQUIRED).key("abc").header("X-Idempotency-Key", "abc")));
+		cases.add(key("empty alias header", Problem.invalidKey(),
+				RawRequest.post(REQUIRED).headerLine("X-Idempotency-Key:")));
 		cases.add(key("two alias headers", Problem.invalidKey(),
 				RawRequest.post(REQUIRED).header("X-Idempotency-Key", "abc").header("X-Idempotency-Key", "abc")));
 		cases.add(key("two key headers differing in name case", Problem.invalidKey(),
@@ -236,6 +238,11 @@ final class HostileCases {
 				RawRequest.post(REQUIRED).headerLine("Idempotency-Key", 0x00, ": abc")));
 		cases.add(key("header line without a colon", Refused.container(),
 				RawRequest.post(REQUIRED).headerLine("Idempotency-Key abc")));
+		RawRequest manyHeaders = RawRequest.post(REQUIRED).key("abc");
+		for (int i = 0; i < 100; i++) {
+			manyHeaders.header("X-Filler-" + i, "x");
+		}
+		cases.add(key("101 headers (over Tomcat's limit)", Refused.container(), manyHeaders));
 	}
 
 	private static void structuredFields(List<HostileCase> cases) {
@@ -321,6 +328,10 @@ final class HostileCases {
 		cases.add(key("abc through the alias header replays abc", new Replays("abc"),
 				RawRequest.post(REQUIRED).header("X-Idempotency-Key", "abc")));
 		cases.add(key("abc* quoted replays abc*", new Replays("abc*"), RawRequest.post(REQUIRED).key("\"abc*\"")));
+		cases.add(key("abc;a=1 quoted replays the bare abc;a=1", new Replays("abc;a=1"),
+				RawRequest.post(REQUIRED).key("\"abc;a=1\"")));
+		cases.add(key("bare ab\\c replays the quoted ab\\\\c", new Replays("ab\\c"),
+				RawRequest.post(REQUIRED).key("ab\\c")));
 		cases.add(key("abc def quoted replays abc def", new Replays("abc def"),
 				RawRequest.post(REQUIRED).key("\"abc def\"")));
 		cases.add(key("255 q's bare replays the quoted key", new Replays("q".repeat(255)),
@@ -331,6 +342,13 @@ final class HostileCases {
 				RawRequest.post(REQUIRED).key("\"abc\";a=1").body("{\"other\":true}")));
 		cases.add(key("abc* with another query is key-reused", Problem.keyReused(),
 				RawRequest.post(REQUIRED + "?x=1").key("abc*")));
+		// the fingerprint covers the path as sent, the raw query and a form's parameters
+		cases.add(key("abc with an empty query is key-reused", Problem.keyReused(),
+				RawRequest.requestLine("POST " + REQUIRED + "? HTTP/1.1").key("abc")));
+		cases.add(key("abc through a percent-encoded path is key-reused", Problem.keyReused(),
+				RawRequest.requestLine("POST /t/%72equired HTTP/1.1").key("abc")));
+		cases.add(key("abc as a form post is key-reused", Problem.keyReused(),
+				RawRequest.post(REQUIRED).key("abc").contentType(FORM_TYPE)));
 		cases.add(key("abc with an encoded NUL in the query is key-reused", Problem.keyReused(),
 				RawRequest.requestLine("POST " + REQUIRED + "?x=%00 HTTP/1.1").key("abc")));
 		cases.add(key("HTTP/1.0 request replays abc", new Replays("abc"),
@@ -367,6 +385,8 @@ final class HostileCases {
 				RawRequest.requestLine("POST /t%2Frequired HTTP/1.1").key("abc")));
 		cases.add(key("dot segments in the path", Refused.firewall(),
 				RawRequest.requestLine("POST /t/../t/required HTTP/1.1").key("abc")));
+		cases.add(key("empty path segment", Refused.firewall(),
+				RawRequest.requestLine("POST /t//required HTTP/1.1").key("abc")));
 		cases.add(key("path parameter after a semicolon", Refused.firewall(),
 				RawRequest.requestLine("POST /t/required;a=1 HTTP/1.1").key("abc")));
 
@@ -395,6 +415,12 @@ final class HostileCases {
 				RawRequest.post(REQUIRED).key("body-two-cl").header("Content-Length", "3")));
 		cases.add(key("two equal Content-Length headers", Refused.container(),
 				RawRequest.post(REQUIRED).key("body-two-equal-cl").header("Content-Length", "2")));
+		cases.add(key("Transfer-Encoding chunked twice", Refused.container(),
+				RawRequest.post(REQUIRED)
+					.key("body-chunked-twice")
+					.header("Transfer-Encoding", "chunked, chunked")
+					.noContentLength()
+					.body("2\r\n{}\r\n0\r\n\r\n")));
 		cases.add(key("negative Content-Length", Refused.container(),
 				RawRequest.post(REQUIRED).key("body-negative-cl").contentLength("-1")));
 		cases.add(key("Content-Length not a number", Refused.container(),
@@ -455,6 +481,18 @@ final class HostileCases {
 		cases.add(orders("unknown charset", 415, "{\"item\":\"x\",\"quantity\":1}",
 				"application/json;charset=x-no-such-charset"));
 		cases.add(orders("malformed media type", 415, "{\"item\":\"x\",\"quantity\":1}", "application/;;;"));
+		cases.add(key("@PathVariable refuses a path segment that is not a number",
+				new RejectedByHandler(400, "path-variable"),
+				RawRequest.requestLine("POST /t/status/%C3%A9 HTTP/1.1").key("path-variable")));
+		// Spring MVC finds it cannot write the handler's result only after the handler
+		// ran: that 406 is its response, stored and replayed
+		cases.add(key("Accept: text/html, which the handler cannot produce", new Executes("accept-html", null, 406),
+				RawRequest.post(REQUIRED).key("accept-html").header("Accept", "text/html")));
+		cases.add(key("Accept: image/png, which the handler cannot produce", new Executes("accept-png", null, 406),
+				RawRequest.post(REQUIRED).key("accept-png").header("Accept", "image/png")));
+		cases
+			.add(key("undecodable percent-encoding in the query (fingerprinted raw)", new Executes("query-bad-percent"),
+					RawRequest.requestLine("POST " + REQUIRED + "?x=%zz HTTP/1.1").key("query-bad-percent")));
 		cases.add(orders("invalid UTF-8 in a string", 400,
 				RawRequest.bytes("{\"item\":\"", 0xC3, "(\",\"quantity\":1}"), "application/json"));
 		cases.add(orders("NUL inside a string", 400, RawRequest.bytes("{\"item\":\"a", 0x00, "b\",\"quantity\":1}"),
@@ -467,6 +505,33 @@ final class HostileCases {
 		cases.add(form("form: undecodable percent-encoding", Refused.body(), "form-bad-percent", "amount=%zz"));
 		cases.add(form("form: more parameters than Tomcat's limit", Refused.body(), "form-many",
 				"amount=1" + "&p=1".repeat(1000)));
+		cases.add(form("form: percent-encoded invalid UTF-8", Refused.body(), "form-bad-utf8", "amount=%C3%28"));
+		cases.add(new HostileCase("form: undecodable percent-encoding in the query", "form",
+				RawRequest.requestLine("POST " + FORM + "?amount=%zz HTTP/1.1")
+					.key("form-bad-query")
+					.contentType(FORM_TYPE)
+					.body("other=1")
+					.build(),
+				Ending.KEEP_OPEN, Refused.body()));
+		cases.add(new HostileCase("form: unknown charset", "form",
+				RawRequest.post(FORM)
+					.key("form-charset")
+					.contentType(FORM_TYPE + ";charset=x-no-such-charset")
+					.body("amount=1")
+					.build(),
+				Ending.KEEP_OPEN, new Refused(415, Refuser.BODY)));
+		cases.add(form("form: over Tomcat's maxPostSize (2 MB)", new Refused(413, Refuser.BODY), "form-too-large",
+				"amount=" + "1".repeat(2_100_000)));
+		cases.add(new HostileCase("form: Content-Length over Tomcat's maxPostSize, then silence", "form",
+				formRequest("form-too-large-declared").contentLength("3000000").build(), Ending.KEEP_OPEN,
+				new Refused(413, Refuser.BODY)));
+		cases.add(form("form: percent-encoded NUL (a value like any other)", new Executes("form-nul"), "form-nul",
+				"amount=%00"));
+		cases.add(form("form: UTF-8 e-acute (a value like any other)", new Executes("form-utf-8"), "form-utf-8",
+				"amount=\u00e9"));
+		cases.add(new HostileCase("form: a raw Latin-1 byte (not UTF-8)", "form",
+				formRequest("form-latin-1").body(RawRequest.bytes("amount=", 0xE9)).build(), Ending.KEEP_OPEN,
+				Refused.body()));
 		cases.add(form("form: without the handler's parameter", new RejectedByHandler(400, "form-missing"),
 				"form-missing", "other=1"));
 		cases.add(new HostileCase("form: Content-Length 100, 8 bytes sent, half-closed", "form",
