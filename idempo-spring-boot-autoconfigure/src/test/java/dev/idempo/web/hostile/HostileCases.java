@@ -402,6 +402,13 @@ final class HostileCases {
 		String over = "{\"pad\":\"" + "x".repeat(1100) + "\"}";
 		cases.add(key("body over max-request-size", Problem.tooLarge(),
 				RawRequest.post(REQUIRED).key("body-oversized").body(over)));
+		// idempo stops reading at the limit: the answer still reaches a client that is
+		// still sending
+		String megabytes = "\"" + "x".repeat(3_000_000) + "\"";
+		cases.add(key("3 MB body sent in full, Connection: close", Problem.tooLarge(),
+				RawRequest.post(REQUIRED).key("body-3mb-close").body(megabytes)));
+		cases.add(key("3 MB body sent in full, keep-alive", Problem.tooLarge(),
+				RawRequest.post(REQUIRED).key("body-3mb-keep-alive").keepAlive().body(megabytes)));
 		cases.add(key("chunked body over max-request-size", Problem.tooLarge(),
 				RawRequest.post(REQUIRED).key("body-oversized-chunked").chunked(chunks(over, 100))));
 		cases.add(key("chunked {} with a chunk extension replays abc (the fingerprint is of the bytes)",
@@ -520,10 +527,12 @@ final class HostileCases {
 					.body("amount=1")
 					.build(),
 				Ending.KEEP_OPEN, new Refused(415, Refuser.BODY)));
-		cases.add(form("form: over Tomcat's maxPostSize (2 MB)", new Refused(413, Refuser.BODY), "form-too-large",
-				"amount=" + "1".repeat(2_100_000)));
-		cases.add(new HostileCase("form: Content-Length over Tomcat's maxPostSize, then silence", "form",
-				formRequest("form-too-large-declared").contentLength("3000000").build(), Ending.KEEP_OPEN,
+		// refused for its declared length, before a byte of it is read
+		cases.add(new HostileCase("form: Content-Length over Tomcat's maxPostSize (2 MB), then silence", "form",
+				formRequest("form-too-large-stalled").contentLength("3000000").build(), Ending.KEEP_OPEN,
+				new Refused(413, Refuser.BODY)));
+		cases.add(new HostileCase("form: Content-Length over Tomcat's maxPostSize (2 MB), half-closed", "form",
+				formRequest("form-too-large-half-closed").contentLength("3000000").build(), Ending.HALF_CLOSE,
 				new Refused(413, Refuser.BODY)));
 		cases.add(form("form: percent-encoded NUL (a value like any other)", new Executes("form-nul"), "form-nul",
 				"amount=%00"));

@@ -21,6 +21,7 @@ import dev.idempo.web.hostile.HostileCase.Executes;
 import dev.idempo.web.hostile.HostileCase.Expected;
 import dev.idempo.web.hostile.HostileCase.Problem;
 import dev.idempo.web.hostile.HostileCase.Refused;
+import dev.idempo.web.hostile.HostileCase.Refuser;
 import dev.idempo.web.hostile.HostileCase.RejectedByHandler;
 import dev.idempo.web.hostile.HostileCase.Replays;
 import dev.idempo.web.hostile.RawExchange.Ending;
@@ -73,8 +74,14 @@ public abstract class HostileInputHttpTests {
 	/** A short container timeout, which is also Tomcat's read timeout for bodies. */
 	static final String CONNECTION_TIMEOUT_PROPERTY = "server.tomcat.connection-timeout=1s";
 
-	/** How long an exchange may take before it counts as a hang. */
-	private static final Duration DEADLINE = Duration.ofSeconds(1).plus(Duration.ofSeconds(3));
+	/** The timeout {@link #CONNECTION_TIMEOUT_PROPERTY} sets. */
+	private static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(1);
+
+	/** How much longer than the container's timeout an exchange may take. */
+	private static final Duration MARGIN = Duration.ofSeconds(3);
+
+	/** When an exchange counts as a hang. */
+	private static final Duration DEADLINE = CONNECTION_TIMEOUT.plus(MARGIN);
 
 	private static final List<String> ENDPOINTS = List.of("required", "orders", "form");
 
@@ -110,7 +117,7 @@ public abstract class HostileInputHttpTests {
 		assertThat(cases).hasSizeGreaterThanOrEqualTo(100);
 		Set<String> names = new HashSet<>();
 		assertThat(cases).allSatisfy((hostile) -> assertThat(names.add(hostile.name())).as(hostile.name()).isTrue());
-		assertThat(storedRecords()).as("records before the first request").isZero();
+		assertStoreHoldsExactly(0, "start-up");
 		for (String victim : HostileCases.VICTIMS) {
 			executes("victim " + victim, "required", RawRequest.post(HostileCases.REQUIRED).key(victim).build(),
 					new Executes(victim));
@@ -126,13 +133,12 @@ public abstract class HostileInputHttpTests {
 			executes(hostile.name(), hostile.endpoint(), hostile.request(), executes);
 			return;
 		}
-		long recordsBefore = storedRecords();
 		Map<String, Integer> runsBefore = runs();
 		RawResponse response = exchange(hostile.request(), hostile.ending());
 		String description = hostile.name() + ": " + response.describe();
 		assertAnsweredInTime(response, description);
 		if (expected instanceof RejectedByHandler rejected) {
-			rejectedByHandler(hostile, rejected, response, description, runsBefore, recordsBefore);
+			rejectedByHandler(hostile, rejected, response, description, runsBefore);
 			return;
 		}
 		if (expected instanceof Problem problem) {
@@ -148,15 +154,14 @@ public abstract class HostileInputHttpTests {
 		}
 		else if (expected instanceof Abandoned abandoned) {
 			if (abandoned.status() > 0) {
-				assertRefused(response, new Refused(abandoned.status(), HostileCase.Refuser.BODY), description);
+				assertRefused(response, new Refused(abandoned.status(), Refuser.BODY), description);
 			}
 			else {
 				assertThat(response.answered()).as("closed without an answer: " + description).isFalse();
 			}
 		}
 		assertThat(runs()).as("handler runs after " + description).isEqualTo(runsBefore);
-		assertThat(storedRecords()).as("records after " + description).isEqualTo(recordsBefore);
-		assertNoClaims(description);
+		assertStoreHoldsExactly(this.stored.size(), description);
 		if (expected instanceof Abandoned abandoned) {
 			assertThat(this.store.inspect(storageKey(abandoned.key(), null)).isAbsent()).as(description).isTrue();
 			// the key is free: the complete request runs the handler
@@ -173,7 +178,6 @@ public abstract class HostileInputHttpTests {
 		String storageKey = storageKey(expected.key(), expected.authorization());
 		assertThat(this.stored).as("%s: the case table stores %s twice", name, expected.key())
 			.doesNotContainKey(storageKey);
-		long recordsBefore = storedRecords();
 		Map<String, Integer> runsBefore = runs();
 		RawResponse first = exchange(request, Ending.KEEP_OPEN);
 		String description = name + ": " + first.describe();
@@ -183,7 +187,6 @@ public abstract class HostileInputHttpTests {
 		Map<String, Integer> runsAfter = new LinkedHashMap<>(runsBefore);
 		runsAfter.merge(endpoint, 1, Integer::sum);
 		assertThat(runs()).as(description).isEqualTo(runsAfter);
-		assertThat(storedRecords()).as(description).isEqualTo(recordsBefore + 1);
 		RecordState state = this.store.inspect(storageKey);
 		assertThat(state.record()).as("%s: no record under the key %s", description, expected.key()).isNotNull();
 		assertThat(state.inFlight()).as(description).isFalse();
@@ -191,9 +194,8 @@ public abstract class HostileInputHttpTests {
 		RawResponse retry = exchange(request, Ending.KEEP_OPEN);
 		assertReplayOf(retry, record, name + " (retry): " + retry.describe());
 		assertThat(runs()).as(description).isEqualTo(runsAfter);
-		assertThat(storedRecords()).as(description).isEqualTo(recordsBefore + 1);
-		assertNoClaims(description);
 		this.stored.put(storageKey, record);
+		assertStoreHoldsExactly(this.stored.size(), description);
 	}
 
 	/**
@@ -201,7 +203,7 @@ public abstract class HostileInputHttpTests {
 	 * like any other: stored, then replayed.
 	 */
 	private void rejectedByHandler(HostileCase hostile, RejectedByHandler rejected, RawResponse response,
-			String description, Map<String, Integer> runsBefore, long recordsBefore) {
+			String description, Map<String, Integer> runsBefore) {
 		String storageKey = storageKey(rejected.key(), null);
 		assertThat(this.stored).as(description).doesNotContainKey(storageKey);
 		assertThat(response.status()).as(description).isEqualTo(rejected.status());
@@ -211,14 +213,13 @@ public abstract class HostileInputHttpTests {
 			.contains("\"status\":" + rejected.status())
 			.doesNotContain("idempo.dev/problems");
 		assertThat(runs()).as(description).isEqualTo(runsBefore);
-		assertThat(storedRecords()).as(description).isEqualTo(recordsBefore + 1);
 		assertThat(this.store.inspect(storageKey).record()).as(description).isNotNull();
 		Stored record = new Stored(rejected.key(), hostile.request(), response.status(), response.body());
 		RawResponse retry = exchange(hostile.request(), Ending.KEEP_OPEN);
 		assertReplayOf(retry, record, hostile.name() + " (retry): " + retry.describe());
 		assertThat(runs()).as(description).isEqualTo(runsBefore);
-		assertNoClaims(description);
 		this.stored.put(storageKey, record);
+		assertStoreHoldsExactly(this.stored.size(), description);
 	}
 
 	private void everyRecordReplays() {
@@ -228,8 +229,7 @@ public abstract class HostileInputHttpTests {
 			assertReplayOf(replay, record, "key " + record.key() + ": " + replay.describe());
 		}
 		assertThat(runs()).as("handler runs").isEqualTo(runsBefore);
-		assertThat(storedRecords()).as("records in the store").isEqualTo(this.stored.size());
-		assertNoClaims("afterwards");
+		assertStoreHoldsExactly(this.stored.size(), "afterwards");
 	}
 
 	private void assertReplayOf(RawResponse response, Stored original, String description) {
@@ -279,7 +279,12 @@ public abstract class HostileInputHttpTests {
 		}
 	}
 
-	private void assertNoClaims(String description) {
+	/**
+	 * The store holds the records this test stored and no other, and no claim: a refused
+	 * request wrote nothing, a valid one exactly its own record.
+	 */
+	private void assertStoreHoldsExactly(int records, String description) {
+		assertThat(storedRecords()).as("records in the store after " + description).isEqualTo(records);
 		long claims = heldClaims();
 		if (claims >= 0) {
 			assertThat(claims).as("claims held after " + description).isZero();

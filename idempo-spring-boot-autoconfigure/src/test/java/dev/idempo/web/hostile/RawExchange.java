@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jspecify.annotations.Nullable;
 
@@ -49,7 +50,10 @@ final class RawExchange {
 	}
 
 	/**
-	 * Sends {@code request} and reads the response.
+	 * Sends {@code request} and reads the response. The bytes are written on a thread of
+	 * their own while this one reads, so that a server that answers before reading
+	 * everything (or never reads at all) is heard, and a write that blocks counts against
+	 * the deadline like a read.
 	 * @param port the server port on the loopback address
 	 * @param request the bytes to send, exactly
 	 * @param ending what the client does after sending
@@ -60,31 +64,21 @@ final class RawExchange {
 		long start = System.nanoTime();
 		long end = start + deadline.toNanos();
 		try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
-			socket.setSoTimeout((int) Math.max(1, deadline.toMillis()));
-			boolean sent = true;
-			try {
-				OutputStream out = socket.getOutputStream();
-				out.write(request);
-				out.flush();
-				if (ending == Ending.HALF_CLOSE) {
-					socket.shutdownOutput();
-				}
-			}
-			catch (IOException ex) {
-				// the server may answer and close before it has read everything
-				sent = false;
-			}
+			AtomicBoolean sendFailed = new AtomicBoolean();
+			Thread writer = new Thread(() -> write(socket, request, ending, sendFailed), "raw-exchange-writer");
+			writer.setDaemon(true);
+			writer.start();
 			ByteArrayOutputStream received = new ByteArrayOutputStream();
 			InputStream in = socket.getInputStream();
 			byte[] buffer = new byte[8192];
 			while (true) {
-				RawResponse complete = RawResponse.parse(received.toByteArray(), false, sent, start);
+				RawResponse complete = RawResponse.parse(received.toByteArray(), false, sendFailed.get(), start);
 				if (complete != null) {
 					return complete;
 				}
 				long remainingMillis = (end - System.nanoTime()) / 1_000_000;
 				if (remainingMillis <= 0) {
-					return RawResponse.timedOut(received.toByteArray(), sent, start);
+					return RawResponse.timedOut(received.toByteArray(), sendFailed.get(), start);
 				}
 				socket.setSoTimeout((int) remainingMillis);
 				int count;
@@ -92,22 +86,37 @@ final class RawExchange {
 					count = in.read(buffer);
 				}
 				catch (SocketTimeoutException ex) {
-					return RawResponse.timedOut(received.toByteArray(), sent, start);
+					return RawResponse.timedOut(received.toByteArray(), sendFailed.get(), start);
 				}
 				catch (SocketException ex) {
 					// reset by the server: closed
 					count = -1;
 				}
 				if (count < 0) {
-					RawResponse closed = RawResponse.parse(received.toByteArray(), true, sent, start);
+					RawResponse closed = RawResponse.parse(received.toByteArray(), true, sendFailed.get(), start);
 					return (closed != null) ? closed
-							: RawResponse.closedWithoutAnswer(received.toByteArray(), sent, start);
+							: RawResponse.closedWithoutAnswer(received.toByteArray(), sendFailed.get(), start);
 				}
 				received.write(buffer, 0, count);
 			}
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
+		}
+	}
+
+	private static void write(Socket socket, byte[] request, Ending ending, AtomicBoolean sendFailed) {
+		try {
+			OutputStream out = socket.getOutputStream();
+			out.write(request);
+			out.flush();
+			if (ending == Ending.HALF_CLOSE) {
+				socket.shutdownOutput();
+			}
+		}
+		catch (IOException ex) {
+			// the server closed before reading everything (or the exchange is over)
+			sendFailed.set(true);
 		}
 	}
 
@@ -120,11 +129,11 @@ final class RawExchange {
 	 * @param raw every byte received
 	 * @param timedOut whether the deadline passed before the response was complete or the
 	 * connection closed
-	 * @param sentAll whether every request byte could be written
+	 * @param sendFailed whether writing the request failed before the response was read
 	 * @param elapsed how long the exchange took
 	 */
 	record RawResponse(int status, Map<String, List<String>> headers, byte[] body, byte[] raw, boolean timedOut,
-			boolean sentAll, Duration elapsed) {
+			boolean sendFailed, Duration elapsed) {
 
 		boolean answered() {
 			return this.status > 0;
@@ -149,7 +158,8 @@ final class RawExchange {
 				return "closed without an answer after " + this.elapsed.toMillis() + " ms (received: "
 						+ printable(this.raw) + ")";
 			}
-			return printable(this.raw) + " [" + this.elapsed.toMillis() + " ms]";
+			return printable(this.raw) + " [" + this.elapsed.toMillis() + " ms"
+					+ (this.sendFailed ? ", the server closed before the whole request was sent" : "") + "]";
 		}
 
 		private static String printable(byte[] bytes) {
@@ -160,12 +170,12 @@ final class RawExchange {
 			return text.replace("\r", "\\r").replace("\n", "\\n\n");
 		}
 
-		static RawResponse timedOut(byte[] raw, boolean sent, long start) {
-			return new RawResponse(-1, Map.of(), new byte[0], raw, true, sent, since(start));
+		static RawResponse timedOut(byte[] raw, boolean sendFailed, long start) {
+			return new RawResponse(-1, Map.of(), new byte[0], raw, true, sendFailed, since(start));
 		}
 
-		static RawResponse closedWithoutAnswer(byte[] raw, boolean sent, long start) {
-			return new RawResponse(-1, Map.of(), new byte[0], raw, false, sent, since(start));
+		static RawResponse closedWithoutAnswer(byte[] raw, boolean sendFailed, long start) {
+			return new RawResponse(-1, Map.of(), new byte[0], raw, false, sendFailed, since(start));
 		}
 
 		/**
@@ -175,7 +185,7 @@ final class RawExchange {
 		 * ends there)
 		 * @return the response, or {@code null} if more must be read
 		 */
-		static @Nullable RawResponse parse(byte[] raw, boolean closed, boolean sent, long start) {
+		static @Nullable RawResponse parse(byte[] raw, boolean closed, boolean sendFailed, long start) {
 			int headEnd = indexOf(raw, "\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1), 0);
 			if (headEnd < 0) {
 				return null;
@@ -183,7 +193,7 @@ final class RawExchange {
 			String head = new String(raw, 0, headEnd, StandardCharsets.ISO_8859_1);
 			if (head.matches("(?s)HTTP/1\\.1 1\\d\\d.*") && !head.startsWith("HTTP/1.1 101")) {
 				// an interim response (100 Continue): the final one follows
-				return parse(Arrays.copyOfRange(raw, headEnd + 4, raw.length), closed, sent, start);
+				return parse(Arrays.copyOfRange(raw, headEnd + 4, raw.length), closed, sendFailed, start);
 			}
 			String[] lines = head.split("\r\n");
 			if (lines.length == 0 || !lines[0].startsWith("HTTP/1.1 ") || lines[0].length() < 12) {
@@ -214,7 +224,7 @@ final class RawExchange {
 			else if (contentLength != null) {
 				int length = Integer.parseInt(contentLength.get(0));
 				if (rest.length < length) {
-					return closed ? new RawResponse(status, headers, rest, raw, false, sent, since(start)) : null;
+					return closed ? new RawResponse(status, headers, rest, raw, false, sendFailed, since(start)) : null;
 				}
 				body = Arrays.copyOf(rest, length);
 			}
@@ -227,7 +237,7 @@ final class RawExchange {
 			else {
 				return null;
 			}
-			return new RawResponse(status, headers, body, raw, false, sent, since(start));
+			return new RawResponse(status, headers, body, raw, false, sendFailed, since(start));
 		}
 
 		private static byte @Nullable [] dechunk(byte[] chunked) {

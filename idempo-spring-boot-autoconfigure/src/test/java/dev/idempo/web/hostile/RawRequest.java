@@ -32,6 +32,8 @@ final class RawRequest {
 
 	private boolean host = true;
 
+	private boolean close = true;
+
 	private String lineEnd = "\r\n";
 
 	private RawRequest(String requestLine) {
@@ -158,6 +160,16 @@ final class RawRequest {
 	}
 
 	/**
+	 * Sends no {@code Connection: close}: the connection may stay open after the
+	 * response.
+	 * @return this builder
+	 */
+	RawRequest keepAlive() {
+		this.close = false;
+		return this;
+	}
+
+	/**
 	 * Ends every line of the head with a bare LF instead of CRLF.
 	 * @return this builder
 	 */
@@ -190,7 +202,9 @@ final class RawRequest {
 		else if (this.automaticContentLength) {
 			line(out, bytes("Content-Length: " + this.body.length));
 		}
-		line(out, bytes("Connection: close"));
+		if (this.close) {
+			line(out, bytes("Connection: close"));
+		}
 		out.writeBytes(this.lineEnd.getBytes(StandardCharsets.ISO_8859_1));
 		out.writeBytes(this.body);
 		return out.toByteArray();
