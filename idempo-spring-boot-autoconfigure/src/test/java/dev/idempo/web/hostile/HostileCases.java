@@ -323,6 +323,8 @@ final class HostileCases {
 				RawRequest.post(REQUIRED).key('\t', "abc", '\t')));
 		cases.add(key("abc quoted with parameters of every kind replays abc", new Replays("abc"),
 				RawRequest.post(REQUIRED).key("\"abc\";a=1;b;c=?0;d=:YWJj:;e=%\"x\";*f=@1;g=-1.5;h=tok")));
+		cases.add(key("abc quoted with 1000 parameters (a 7 KB header) replays abc", new Replays("abc"),
+				RawRequest.post(REQUIRED).key("\"abc\"" + ";a=1".repeat(1000))));
 		cases.add(key("abc with a space after the parameter's semicolon replays abc", new Replays("abc"),
 				RawRequest.post(REQUIRED).key("\"abc\"; a=1")));
 		cases.add(key("abc through the alias header replays abc", new Replays("abc"),
@@ -336,6 +338,10 @@ final class HostileCases {
 				RawRequest.post(REQUIRED).key("\"abc def\"")));
 		cases.add(key("255 q's bare replays the quoted key", new Replays("q".repeat(255)),
 				RawRequest.post(REQUIRED).key("q".repeat(255))));
+		// keys are not URL-decoded: neither is the victim abc def
+		cases.add(
+				key("abc%20def is not abc def", new Executes("abc%20def"), RawRequest.post(REQUIRED).key("abc%20def")));
+		cases.add(key("abc+def is not abc def", new Executes("abc+def"), RawRequest.post(REQUIRED).key("abc+def")));
 		cases.add(key("ABC is not abc (keys are case-sensitive)", new Executes("ABC"),
 				RawRequest.post(REQUIRED).key("ABC")));
 		cases.add(key("abc quoted with another body is key-reused", Problem.keyReused(),
