@@ -509,35 +509,43 @@ public final class RedisLockingStore implements LockingStore {
 		 * pipeline on a dedicated connection, never on the shared one, which a blocked
 		 * {@code WAIT} would hold up for every request. One round trip; on
 		 * {@code NOSCRIPT} a second with {@code EVAL}.
-		 * @return the script's reply and {@code WAIT}'s (a number of replicas), each a
-		 * value or the exception that took its place
+		 * @return the script's reply and {@code WAIT}'s (a number of replicas, or the
+		 * exception that took its place)
 		 */
 		static List<@Nullable Object> completeAndWait(RedisConnection connection, byte[][] keysAndArgs,
 				byte[][] waitArguments) {
-			List<@Nullable Object> replies = pipeline(connection, COMPLETE_SCRIPT, true, keysAndArgs, waitArguments);
-			if (replies.get(0) instanceof Throwable failure && isNoScript(failure)) {
-				replies = pipeline(connection, COMPLETE_SCRIPT, false, keysAndArgs, waitArguments);
+			try {
+				return pipeline(connection, true, keysAndArgs, waitArguments);
 			}
-			if (replies.get(0) instanceof DataAccessException failure) {
-				throw failure;
+			catch (RedisPipelineException ex) {
+				if (!isNoScript(ex) && ex.getPipelineResult().stream().noneMatch(Lettuce::isNoScriptReply)) {
+					throw ex;
+				}
+				return pipeline(connection, false, keysAndArgs, waitArguments);
 			}
-			if (replies.get(0) instanceof Throwable failure) {
-				throw new LockingStoreException("Redis complete failed: " + failure, failure);
-			}
-			return replies;
 		}
 
-		private static List<@Nullable Object> pipeline(RedisConnection connection, Script script, boolean bySha,
-				byte[][] keysAndArgs, byte[][] waitArguments) {
+		private static boolean isNoScriptReply(@Nullable Object reply) {
+			return reply instanceof Throwable failure && isNoScript(failure);
+		}
+
+		/**
+		 * Sends the pipeline.
+		 * @throws RedisPipelineException if the script failed, or the pipeline as a whole
+		 */
+		private static List<@Nullable Object> pipeline(RedisConnection connection, boolean bySha, byte[][] keysAndArgs,
+				byte[][] waitArguments) {
 			LettuceConnection lettuce = (LettuceConnection) connection;
 			lettuce.openPipeline();
 			List<@Nullable Object> replies;
 			try {
 				if (bySha) {
-					lettuce.scriptingCommands().evalSha(script.sha1(), script.returnType(), 2, keysAndArgs);
+					lettuce.scriptingCommands()
+						.evalSha(COMPLETE_SCRIPT.sha1(), COMPLETE_SCRIPT.returnType(), 2, keysAndArgs);
 				}
 				else {
-					lettuce.scriptingCommands().eval(script.source(), script.returnType(), 2, keysAndArgs);
+					lettuce.scriptingCommands()
+						.eval(COMPLETE_SCRIPT.source(), COMPLETE_SCRIPT.returnType(), 2, keysAndArgs);
 				}
 				// Spring Data Redis does not know WAIT's reply type: say it
 				lettuce.execute("WAIT", new IntegerOutput<>(ByteArrayCodec.INSTANCE), waitArguments);
@@ -547,7 +555,12 @@ public final class RedisLockingStore implements LockingStore {
 					replies = lettuce.closePipeline();
 				}
 				catch (RedisPipelineException ex) {
-					replies = ex.getPipelineResult();
+					List<Object> partial = ex.getPipelineResult();
+					if (partial.size() != 2 || partial.get(0) instanceof Throwable) {
+						throw ex;
+					}
+					// the record's fate is known; only WAIT failed (a timeout, say)
+					replies = partial;
 				}
 			}
 			if (replies.size() != 2) {
