@@ -17,10 +17,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 
-import dev.idempo.store.redis.RedisLockingStore;
 import dev.idempo.testsupport.TestRedisSentinel;
 import dev.idempo.web.TestHttp;
 import dev.idempo.web.testapp.HttpTestApplication;
@@ -178,11 +178,10 @@ abstract class RedisFailoverHttpTests {
 			unexpected.addAll(history.unexpectedStatuses());
 			unavailable += history.count(503);
 		}
-		RedisLockingStore store = application.getBean(RedisLockingStore.class);
 		MeterRegistry meters = application.getBean(MeterRegistry.class);
 		return new Run(workload.keys.size(), completed, lostBefore, lostLagging, lostDuring, duplicates, unavailable,
-				foreignReplays, unexpected, store.acknowledgedCompletes(), store.unacknowledgedCompletes(),
-				responses(meters, "store_error"), responses(meters, "lock_lost"));
+				foreignReplays, unexpected, acknowledgements(meters, "acknowledged"),
+				acknowledgements(meters, "missing"), responses(meters, "store_error"), responses(meters, "lock_lost"));
 	}
 
 	private static HttpResponse<byte[]> retryUntilAnswered(TestHttp http, String key) {
@@ -192,6 +191,14 @@ abstract class RedisFailoverHttpTests {
 			response = http.postWithKey("/t/object", key, "{}");
 		}
 		return response;
+	}
+
+	/** The meter, registered only when the store waits for replicas. */
+	private static long acknowledgements(MeterRegistry meters, String result) {
+		FunctionCounter counter = meters.find("idempo.store.redis.replica.acknowledgements")
+			.tag("result", result)
+			.functionCounter();
+		return (counter != null) ? Math.round(counter.count()) : 0;
 	}
 
 	private static long responses(MeterRegistry meters, String outcome) {
