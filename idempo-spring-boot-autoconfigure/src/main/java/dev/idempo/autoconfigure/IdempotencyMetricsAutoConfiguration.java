@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 
 import dev.idempo.core.MicrometerIdempotencyListener;
 import dev.idempo.store.memory.InMemoryLockingStore;
+import dev.idempo.store.redis.RedisLockingStore;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -14,6 +15,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
@@ -60,6 +63,45 @@ public final class IdempotencyMetricsAutoConfiguration {
 				.tag("reason", "expired")
 				.register(registry);
 		});
+	}
+
+	/**
+	 * Meters of the Redis store, apart so that Spring Data Redis is needed only when
+	 * present.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(RedisConnectionFactory.class)
+	static class RedisStoreMeters {
+
+		/**
+		 * Replica acknowledgements of stored responses, when the Redis store is the store
+		 * and waits for them.
+		 * @param stores the Redis store, if it is the one
+		 * @return the binder
+		 */
+		@Bean
+		MeterBinder idempotencyRedisStoreMeters(ObjectProvider<RedisLockingStore> stores) {
+			return (registry) -> stores.ifAvailable((store) -> {
+				if (store.replicaAcknowledgements() == 0) {
+					return;
+				}
+				String description = "Responses the Redis store stored and then waited for replicas to acknowledge: "
+						+ "acknowledged in time, or missing (a failover may lose them)";
+				FunctionCounter
+					.builder("idempo.store.redis.replica.acknowledgements", store,
+							RedisLockingStore::acknowledgedCompletes)
+					.description(description)
+					.tag("result", "acknowledged")
+					.register(registry);
+				FunctionCounter
+					.builder("idempo.store.redis.replica.acknowledgements", store,
+							RedisLockingStore::unacknowledgedCompletes)
+					.description(description)
+					.tag("result", "missing")
+					.register(registry);
+			});
+		}
+
 	}
 
 }

@@ -372,12 +372,42 @@ public class IdempotencyProperties {
 			 */
 			private String keyPrefix = "idempo:";
 
+			/**
+			 * How many replicas must acknowledge a stored response (Redis WAIT) before it
+			 * is sent. 0 does not wait. Fewer acknowledgements in time are counted, not
+			 * failed: the handler has run, so the response is sent anyway. Not supported
+			 * with Redis Cluster.
+			 */
+			private int replicaAcknowledgements;
+
+			/**
+			 * Longest a stored response waits for replica acknowledgements before it is
+			 * sent anyway. Keep it below spring.data.redis.timeout.
+			 */
+			private Duration replicaAcknowledgementTimeout = Duration.ofSeconds(1);
+
 			public String getKeyPrefix() {
 				return this.keyPrefix;
 			}
 
 			public void setKeyPrefix(String keyPrefix) {
 				this.keyPrefix = keyPrefix;
+			}
+
+			public int getReplicaAcknowledgements() {
+				return this.replicaAcknowledgements;
+			}
+
+			public void setReplicaAcknowledgements(int replicaAcknowledgements) {
+				this.replicaAcknowledgements = replicaAcknowledgements;
+			}
+
+			public Duration getReplicaAcknowledgementTimeout() {
+				return this.replicaAcknowledgementTimeout;
+			}
+
+			public void setReplicaAcknowledgementTimeout(Duration replicaAcknowledgementTimeout) {
+				this.replicaAcknowledgementTimeout = replicaAcknowledgementTimeout;
 			}
 
 		}

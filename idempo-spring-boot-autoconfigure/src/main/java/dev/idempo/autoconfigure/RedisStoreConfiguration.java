@@ -1,5 +1,7 @@
 package dev.idempo.autoconfigure;
 
+import java.time.Duration;
+
 import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.redis.RedisLockingStore;
@@ -12,6 +14,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.util.ClassUtils;
 
 /**
  * Creates the {@link RedisLockingStore} when {@code idempo.store.type=redis}.
@@ -36,12 +40,16 @@ class RedisStoreConfiguration {
 	 */
 	static final String CONNECTION_FACTORY_BEAN_NAME = "idempotencyRedisConnectionFactory";
 
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
+			RedisStoreConfiguration.class.getClassLoader());
+
 	@Bean
 	@ConditionalOnMissingBean(LockingStore.class)
 	RedisLockingStore idempotencyLockingStore(IdempotencyProperties properties,
 			@Qualifier(CONNECTION_FACTORY_BEAN_NAME) ObjectProvider<RedisConnectionFactory> dedicatedConnectionFactory,
 			ObjectProvider<RedisConnectionFactory> connectionFactories) {
-		String keyPrefix = properties.getStore().getRedis().getKeyPrefix();
+		IdempotencyProperties.Store.Redis redis = properties.getStore().getRedis();
+		String keyPrefix = redis.getKeyPrefix();
 		if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
 			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
 					"idempo.store.redis.key-prefix '" + keyPrefix
@@ -53,7 +61,42 @@ class RedisStoreConfiguration {
 		if (connectionFactory == null) {
 			throw noConnectionFactory(connectionFactories.stream().count());
 		}
-		return new RedisLockingStore(connectionFactory, keyPrefix);
+		checkReplicaAcknowledgements(redis, connectionFactory);
+		return new RedisLockingStore(connectionFactory, keyPrefix)
+			.withReplicaAcknowledgements(redis.getReplicaAcknowledgements(), redis.getReplicaAcknowledgementTimeout());
+	}
+
+	private static void checkReplicaAcknowledgements(IdempotencyProperties.Store.Redis redis,
+			RedisConnectionFactory connectionFactory) {
+		int replicas = redis.getReplicaAcknowledgements();
+		if (replicas < 0) {
+			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
+					"idempo.store.redis.replica-acknowledgements is " + replicas + ".",
+					"Set idempo.store.redis.replica-acknowledgements to 0 (do not wait) or to the number of replicas "
+							+ "that must acknowledge each stored response.");
+		}
+		Duration timeout = redis.getReplicaAcknowledgementTimeout();
+		if (replicas > 0 && (timeout.isNegative() || timeout.isZero())) {
+			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
+					"idempo.store.redis.replica-acknowledgement-timeout is " + timeout + ".",
+					"Set idempo.store.redis.replica-acknowledgement-timeout to a positive duration such as 1s "
+							+ "(Redis would wait forever for 0).");
+		}
+		if (replicas > 0 && LETTUCE_PRESENT && Lettuce.isCluster(connectionFactory)) {
+			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
+					"idempo.store.redis.replica-acknowledgements is " + replicas
+							+ ", but the Redis connection factory is for Redis Cluster, where it is not supported.",
+					"Set idempo.store.redis.replica-acknowledgements to 0, or use a standalone or Sentinel Redis.");
+		}
+	}
+
+	/** Apart, so that Lettuce is needed only when it is the client. */
+	private static final class Lettuce {
+
+		static boolean isCluster(RedisConnectionFactory connectionFactory) {
+			return connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();
+		}
+
 	}
 
 	private static IdempotencyStoreUnavailableException noConnectionFactory(long candidates) {

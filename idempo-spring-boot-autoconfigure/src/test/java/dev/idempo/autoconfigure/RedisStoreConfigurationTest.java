@@ -161,6 +161,50 @@ class RedisStoreConfigurationTest {
 	}
 
 	@Test
+	void replicaAcknowledgementsAreOffByDefaultAndConfigurable() {
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url())
+			.run((context) -> assertThat(context.getBean(RedisLockingStore.class).replicaAcknowledgements()).isZero());
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url(),
+					"idempo.store.redis.replica-acknowledgements=1000",
+					"idempo.store.redis.replica-acknowledgement-timeout=20ms")
+			.run((context) -> {
+				RedisLockingStore store = context.getBean(RedisLockingStore.class);
+				assertThat(store.replicaAcknowledgements()).isEqualTo(1000);
+				assertWorks(store);
+				assertThat(store.unacknowledgedCompletes()).as("no test server has 1000 replicas").isEqualTo(1);
+			});
+	}
+
+	@Test
+	void negativeReplicaAcknowledgementsOrAZeroTimeoutFailStartup() {
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url(),
+					"idempo.store.redis.replica-acknowledgements=-1")
+			.run((context) -> assertThat(failureAnalysis(context).getAction())
+				.contains("idempo.store.redis.replica-acknowledgements"));
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url(),
+					"idempo.store.redis.replica-acknowledgements=1",
+					"idempo.store.redis.replica-acknowledgement-timeout=0s")
+			.run((context) -> assertThat(failureAnalysis(context).getAction())
+				.contains("idempo.store.redis.replica-acknowledgement-timeout"));
+	}
+
+	@Test
+	void replicaAcknowledgementsWithRedisClusterFailStartup() {
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.cluster.nodes=127.0.0.1:7000",
+					"idempo.store.redis.replica-acknowledgements=1")
+			.run((context) -> {
+				FailureAnalysis analysis = failureAnalysis(context);
+				assertThat(analysis.getDescription()).contains("Redis Cluster");
+				assertThat(analysis.getAction()).contains("idempo.store.redis.replica-acknowledgements");
+			});
+	}
+
+	@Test
 	void otherUnavailableStoresKeepTheirMessage() {
 		this.contextRunner.withPropertyValues("idempo.store.type=postgres").run((context) -> {
 			FailureAnalysis analysis = failureAnalysis(context);

@@ -157,7 +157,11 @@ public final class TestRedisCluster implements AutoCloseable {
 		this.nodes.forEach((node) -> node.process().destroyForcibly());
 	}
 
-	private static Path executable() {
+	/**
+	 * The redis-server executable tests start servers with: the one on the {@code PATH},
+	 * or the embedded artifact's.
+	 */
+	static Path executable() {
 		if (TestServerMode.current() != TestServerMode.EMBEDDED) {
 			String path = System.getenv("PATH");
 			if (path != null) {

@@ -10,6 +10,13 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.IntegerOutput;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.jspecify.annotations.Nullable;
 
@@ -24,11 +31,15 @@ import dev.idempo.store.StoredRecord;
 import org.springframework.core.io.ClassPathResource;
 import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.PoolException;
+import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisPipelineException;
 import org.springframework.data.redis.connection.RedisScriptingCommands;
 import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.util.Assert;
+import org.springframework.util.ClassUtils;
 import org.springframework.util.StreamUtils;
 
 /**
@@ -59,6 +70,12 @@ import org.springframework.util.StreamUtils;
  * <p>
  * Keys handed to this store must be lowercase hex digests: they become part of Redis
  * keys, and a brace would break the hash tag.
+ * <p>
+ * Redis replicates asynchronously: a record the primary has stored, and whose response
+ * the client has, may not have reached a replica yet when that replica is promoted, and a
+ * retry then runs the handler again. {@link #withReplicaAcknowledgements} makes each
+ * complete wait, with {@code WAIT}, until that many replicas have the record or a timeout
+ * passes; see there for what it does and does not guarantee.
  *
  * @author idempo
  */
@@ -81,9 +98,27 @@ public final class RedisLockingStore implements LockingStore {
 
 	private static final byte[] COMPLETED = bytes("completed");
 
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(
+			"org.springframework.data.redis.connection.lettuce.LettuceConnection",
+			RedisLockingStore.class.getClassLoader());
+
+	private static final Log logger = LogFactory.getLog(RedisLockingStore.class);
+
 	private final RedisConnectionFactory connectionFactory;
 
 	private final String keyPrefix;
+
+	/** How many replicas must acknowledge a complete; 0: none, no {@code WAIT}. */
+	private final int replicaAcknowledgements;
+
+	/** {@code WAIT}'s arguments, or {@code null} when it is not sent. */
+	private final byte @Nullable [][] waitArguments;
+
+	private final LongAdder acknowledgedCompletes = new LongAdder();
+
+	private final LongAdder unacknowledgedCompletes = new LongAdder();
+
+	private final AtomicBoolean clusterWarned = new AtomicBoolean();
 
 	/**
 	 * Creates a store with the {@linkplain #DEFAULT_KEY_PREFIX default key prefix}.
@@ -107,6 +142,82 @@ public final class RedisLockingStore implements LockingStore {
 						+ "'");
 		this.connectionFactory = connectionFactory;
 		this.keyPrefix = keyPrefix;
+		this.replicaAcknowledgements = 0;
+		this.waitArguments = null;
+	}
+
+	private RedisLockingStore(RedisLockingStore store, int replicas, Duration timeout) {
+		this.connectionFactory = store.connectionFactory;
+		this.keyPrefix = store.keyPrefix;
+		this.replicaAcknowledgements = replicas;
+		this.waitArguments = (replicas > 0)
+				? new byte[][] { bytes(Integer.toString(replicas)), milliseconds(timeout, "timeout") } : null;
+	}
+
+	/**
+	 * A store like this one whose every successful complete then waits until
+	 * {@code replicas} replicas of the primary have acknowledged it, or {@code timeout}
+	 * passes ({@code WAIT replicas timeout}, sent on the connection that wrote the
+	 * record, right behind the write).
+	 * <p>
+	 * It narrows the window of asynchronous replication; it does not close it. Once
+	 * {@code WAIT} has answered, {@code replicas} replicas hold the record in memory, so
+	 * promoting one of them (by Sentinel, an operator or a managed service) keeps it; the
+	 * response reaches the client only afterwards. It does not guarantee that:
+	 * <ul>
+	 * <li>fewer replicas acknowledge in time (a replica is down, lagging or promoted):
+	 * the record is stored on the primary, the response is sent anyway (the handler has
+	 * run), and the complete is counted as {@linkplain #unacknowledgedCompletes()
+	 * unacknowledged};</li>
+	 * <li>with more replicas than {@code replicas}, the one promoted is one that
+	 * acknowledged;</li>
+	 * <li>a replica that restarts without persistence keeps what it acknowledged;</li>
+	 * <li>claims are replicated: only completes wait, so a failover may still free a key
+	 * whose handler runs, and a retry runs it alongside (as after a lost lease).</li>
+	 * </ul>
+	 * With Lettuce the write and its {@code WAIT} go, pipelined, on a connection of their
+	 * own rather than on the connection shared by all requests: a {@code WAIT} blocks its
+	 * connection on the server, and on the shared one it would hold up every other
+	 * request's commands until the replicas answer or the timeout passes. Not supported
+	 * with Redis Cluster, where the write goes to the key's master: there completes do
+	 * not wait and are counted as unacknowledged.
+	 * @param replicas how many replicas must acknowledge; 0 turns waiting off
+	 * @param timeout how long a complete waits for them at most; positive (Redis would
+	 * take 0 as forever)
+	 * @return the store
+	 */
+	public RedisLockingStore withReplicaAcknowledgements(int replicas, Duration timeout) {
+		Assert.isTrue(replicas >= 0, "'replicas' must not be negative");
+		Assert.notNull(timeout, "'timeout' must not be null");
+		return new RedisLockingStore(this, replicas, timeout);
+	}
+
+	/**
+	 * How many replicas must acknowledge a complete.
+	 * @return the number, 0 when completes do not wait
+	 */
+	public int replicaAcknowledgements() {
+		return this.replicaAcknowledgements;
+	}
+
+	/**
+	 * Completes that stored their record and were acknowledged by the required number of
+	 * replicas, since this store was created. Always 0 when completes do not wait.
+	 * @return the count
+	 */
+	public long acknowledgedCompletes() {
+		return this.acknowledgedCompletes.sum();
+	}
+
+	/**
+	 * Completes that stored their record on the primary but were not acknowledged by the
+	 * required number of replicas in time (or whose acknowledgement could not be read),
+	 * since this store was created: their records may be lost by a failover. Always 0
+	 * when completes do not wait.
+	 * @return the count
+	 */
+	public long unacknowledgedCompletes() {
+		return this.unacknowledgedCompletes.sum();
 	}
 
 	@Override
@@ -138,9 +249,77 @@ public final class RedisLockingStore implements LockingStore {
 	public boolean complete(Lease lease, StoredRecord record, Duration ttl) {
 		Keys keys = keys(lease.key());
 		byte[] recordMillis = milliseconds(ttl, "ttl");
-		Object stored = execute("complete", COMPLETE_SCRIPT, 2, keys.lock(), keys.record(), bytes(lease.token()),
-				bytes(record.fingerprint()), record.response(), recordMillis);
-		return isOne(stored, "complete");
+		byte[][] keysAndArgs = { keys.lock(), keys.record(), bytes(lease.token()), bytes(record.fingerprint()),
+				record.response(), recordMillis };
+		byte[][] waitArguments = this.waitArguments;
+		if (waitArguments == null) {
+			return isOne(execute("complete", COMPLETE_SCRIPT, 2, keysAndArgs), "complete");
+		}
+		return completeAwaitingReplicas(keysAndArgs, waitArguments);
+	}
+
+	/**
+	 * Runs the complete script, then {@code WAIT} on the same connection; counts whether
+	 * enough replicas acknowledged a record that was stored.
+	 */
+	private boolean completeAwaitingReplicas(byte[][] keysAndArgs, byte[][] waitArguments) {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			if (connection instanceof RedisClusterConnection) {
+				boolean stored = isOne(evalShaOrEval(connection, COMPLETE_SCRIPT, 2, keysAndArgs), "complete");
+				if (stored) {
+					this.unacknowledgedCompletes.increment();
+					if (this.clusterWarned.compareAndSet(false, true)) {
+						logger.warn("idempo.store.redis.replica-acknowledgements is not supported with Redis Cluster; "
+								+ "completes do not wait for replicas");
+					}
+				}
+				return stored;
+			}
+			List<@Nullable Object> replies = (LETTUCE_PRESENT && Lettuce.isLettuce(connection))
+					? Lettuce.completeAndWait(connection, keysAndArgs, waitArguments)
+					: completeAndWait(connection, keysAndArgs, waitArguments);
+			boolean stored = isOne(replies.get(0), "complete");
+			if (stored) {
+				countAcknowledgement(replies.get(1));
+			}
+			return stored;
+		}
+		catch (DataAccessException | PoolException ex) {
+			throw new LockingStoreException("Redis complete failed: " + ex.getMessage(), ex);
+		}
+	}
+
+	/**
+	 * The complete script and {@code WAIT}, one after the other on {@code connection},
+	 * for clients whose connections are not shared between threads (Jedis).
+	 */
+	private static List<@Nullable Object> completeAndWait(RedisConnection connection, byte[][] keysAndArgs,
+			byte[][] waitArguments) {
+		Object stored = evalShaOrEval(connection, COMPLETE_SCRIPT, 2, keysAndArgs);
+		Object acknowledged;
+		try {
+			acknowledged = connection.execute("WAIT", waitArguments);
+		}
+		catch (DataAccessException ex) {
+			acknowledged = ex;
+		}
+		return Arrays.asList(stored, acknowledged);
+	}
+
+	private void countAcknowledgement(@Nullable Object reply) {
+		if (reply instanceof Long replicas && replicas >= this.replicaAcknowledgements) {
+			this.acknowledgedCompletes.increment();
+			return;
+		}
+		this.unacknowledgedCompletes.increment();
+		if (logger.isDebugEnabled()) {
+			logger.debug("Idempotency record stored on the Redis primary, but WAIT answered " + describe(reply)
+					+ " where " + this.replicaAcknowledgements + " replicas were required; a failover may lose it");
+		}
+	}
+
+	private static String describe(@Nullable Object reply) {
+		return (reply instanceof Throwable failure) ? failure.toString() : String.valueOf(reply);
 	}
 
 	@Override
@@ -270,19 +449,24 @@ public final class RedisLockingStore implements LockingStore {
 	 */
 	private @Nullable Object execute(String operation, Script script, int numKeys, byte[]... keysAndArgs) {
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
-			RedisScriptingCommands commands = connection.scriptingCommands();
-			try {
-				return commands.evalSha(script.sha1(), script.returnType(), numKeys, keysAndArgs);
-			}
-			catch (DataAccessException ex) {
-				if (!isNoScript(ex)) {
-					throw ex;
-				}
-				return commands.eval(script.source(), script.returnType(), numKeys, keysAndArgs);
-			}
+			return evalShaOrEval(connection, script, numKeys, keysAndArgs);
 		}
 		catch (DataAccessException | PoolException ex) {
 			throw new LockingStoreException("Redis " + operation + " failed: " + ex.getMessage(), ex);
+		}
+	}
+
+	private static @Nullable Object evalShaOrEval(RedisConnection connection, Script script, int numKeys,
+			byte[]... keysAndArgs) {
+		RedisScriptingCommands commands = connection.scriptingCommands();
+		try {
+			return commands.evalSha(script.sha1(), script.returnType(), numKeys, keysAndArgs);
+		}
+		catch (DataAccessException ex) {
+			if (!isNoScript(ex)) {
+				throw ex;
+			}
+			return commands.eval(script.source(), script.returnType(), numKeys, keysAndArgs);
 		}
 	}
 
@@ -311,6 +495,81 @@ public final class RedisLockingStore implements LockingStore {
 
 	private static byte[] bytes(String text) {
 		return text.getBytes(StandardCharsets.UTF_8);
+	}
+
+	/** Apart, so that Lettuce is needed only when it is the client. */
+	private static final class Lettuce {
+
+		static boolean isLettuce(RedisConnection connection) {
+			return connection instanceof LettuceConnection;
+		}
+
+		/**
+		 * The complete script and {@code WAIT}, pipelined: Spring Data Redis sends a
+		 * pipeline on a dedicated connection, never on the shared one, which a blocked
+		 * {@code WAIT} would hold up for every request. One round trip; on
+		 * {@code NOSCRIPT} a second with {@code EVAL}.
+		 * @return the script's reply and {@code WAIT}'s (a number of replicas, or the
+		 * exception that took its place)
+		 */
+		static List<@Nullable Object> completeAndWait(RedisConnection connection, byte[][] keysAndArgs,
+				byte[][] waitArguments) {
+			try {
+				return pipeline(connection, true, keysAndArgs, waitArguments);
+			}
+			catch (RedisPipelineException ex) {
+				if (!isNoScript(ex) && ex.getPipelineResult().stream().noneMatch(Lettuce::isNoScriptReply)) {
+					throw ex;
+				}
+				return pipeline(connection, false, keysAndArgs, waitArguments);
+			}
+		}
+
+		private static boolean isNoScriptReply(@Nullable Object reply) {
+			return reply instanceof Throwable failure && isNoScript(failure);
+		}
+
+		/**
+		 * Sends the pipeline.
+		 * @throws RedisPipelineException if the script failed, or the pipeline as a whole
+		 */
+		private static List<@Nullable Object> pipeline(RedisConnection connection, boolean bySha, byte[][] keysAndArgs,
+				byte[][] waitArguments) {
+			LettuceConnection lettuce = (LettuceConnection) connection;
+			lettuce.openPipeline();
+			List<@Nullable Object> replies;
+			try {
+				if (bySha) {
+					lettuce.scriptingCommands()
+						.evalSha(COMPLETE_SCRIPT.sha1(), COMPLETE_SCRIPT.returnType(), 2, keysAndArgs);
+				}
+				else {
+					lettuce.scriptingCommands()
+						.eval(COMPLETE_SCRIPT.source(), COMPLETE_SCRIPT.returnType(), 2, keysAndArgs);
+				}
+				// Spring Data Redis does not know WAIT's reply type: say it
+				lettuce.execute("WAIT", new IntegerOutput<>(ByteArrayCodec.INSTANCE), waitArguments);
+			}
+			finally {
+				try {
+					replies = lettuce.closePipeline();
+				}
+				catch (RedisPipelineException ex) {
+					List<Object> partial = ex.getPipelineResult();
+					if (partial.size() != 2 || partial.get(0) instanceof Throwable) {
+						throw ex;
+					}
+					// the record's fate is known; only WAIT failed (a timeout, say)
+					replies = partial;
+				}
+			}
+			if (replies.size() != 2) {
+				throw new LockingStoreException(
+						"Redis answered a complete and WAIT pipeline with " + replies.size() + " replies, expected 2");
+			}
+			return replies;
+		}
+
 	}
 
 	private record Keys(byte[] lock, byte[] record) {

@@ -7,6 +7,7 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
+import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.LockingStoreException;
@@ -18,6 +19,7 @@ import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
@@ -80,6 +82,27 @@ class RedisLockingStoreTest extends AbstractRedisLockingStoreTest {
 		finally {
 			unreachable.destroy();
 		}
+	}
+
+	/**
+	 * More replicas than the test server has: {@code WAIT} answers fewer after its
+	 * timeout, the record is stored all the same and the complete is counted as
+	 * unacknowledged; a lost lease writes and counts nothing.
+	 */
+	@Test
+	void completeThatTooFewReplicasAcknowledgeIsStoredAndCounted() {
+		RedisLockingStore waiting = redisStore().withReplicaAcknowledgements(1000, Duration.ofMillis(50));
+		assertThat(waiting.replicaAcknowledgements()).isEqualTo(1000);
+		String key = newKey();
+		Lease lease = ((ClaimResult.Acquired) waiting.claim(key, LOCK_TTL)).lease();
+		assertThat(waiting.complete(lease, record("waited"), TTL)).isTrue();
+		assertThat(waiting.unacknowledgedCompletes()).isEqualTo(1);
+		assertThat(waiting.acknowledgedCompletes()).isZero();
+		assertThat(store().claim(key, LOCK_TTL)).isEqualTo(new ClaimResult.Completed(record("waited")));
+		assertThat(waiting.complete(lease, record("late"), TTL)).isFalse();
+		assertThat(waiting.unacknowledgedCompletes()).isEqualTo(1);
+		assertThat(redisStore().withReplicaAcknowledgements(0, Duration.ofSeconds(1)).replicaAcknowledgements())
+			.isZero();
 	}
 
 }
