@@ -15,7 +15,9 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
+import io.lettuce.core.AclSetuserArgs;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.KillArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
@@ -26,17 +28,16 @@ import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
 /**
  * A primary, one replica and one Sentinel watching them, as {@code redis-server}
  * processes of the test's own on free loopback ports, in temporary directories (never the
- * shared server). The replica replicates through a {@link TcpProxy}, so that a test can
- * make it lag: {@link #partitionReplication()} holds the replication stream back, and
- * what the primary acknowledges from then on is not on the replica, as with a replica
- * that lags behind. The Sentinel has a quorum of 1 and declares the primary down after
+ * shared server). The replica authenticates to the primary as a user of its own, so that
+ * a test can make it lag: {@link #partitionReplication()} disables that user and drops
+ * the replica's link, the replica cannot reconnect, and what the primary acknowledges
+ * from then on is not on the replica, as with a replica cut off from its primary. The
+ * Sentinel has a quorum of 1 and declares the primary down after
  * {@value #DOWN_AFTER_MILLIS} ms, so {@link #killPrimary()} leads to the replica's
- * promotion within seconds. It starts only with {@link #startSentinel()}: some 8 s after
- * it has found the replica it points the replica straight at the primary
- * ({@code +fix-slave-config}), and the link could no longer lag it.
+ * promotion within seconds.
  * <p>
  * The executable is the one {@link TestRedisCluster} uses. {@link #close} stops the
- * processes and the proxy and deletes the directories.
+ * processes and deletes the directories.
  *
  * @author idempo
  */
@@ -55,7 +56,10 @@ public final class TestRedisSentinel implements AutoCloseable {
 
 	private final Thread killOnExit = new Thread(this::kill, "redis-sentinel-kill");
 
-	private TcpProxy replicationLink;
+	/** The user the replica replicates as, and its password. */
+	private static final String REPLICATION_USER = "replication";
+
+	private static final String REPLICATION_PASSWORD = "idempo-replication";
 
 	private Server primary;
 
@@ -78,10 +82,11 @@ public final class TestRedisSentinel implements AutoCloseable {
 		TestRedisSentinel group = new TestRedisSentinel();
 		Runtime.getRuntime().addShutdownHook(group.killOnExit);
 		try {
-			group.primary = group.startServer("primary", List.of());
-			group.replicationLink = TcpProxy.start(0, "127.0.0.1", group.primary.port());
+			group.primary = group.startServer("primary",
+					List.of("--user", REPLICATION_USER, "on", ">" + REPLICATION_PASSWORD, "~*", "&*", "+@all"));
 			group.replica = group.startServer("replica",
-					List.of("--replicaof", "127.0.0.1", Integer.toString(group.replicationLink.port())));
+					List.of("--replicaof", "127.0.0.1", Integer.toString(group.primary.port()), "--masteruser",
+							REPLICATION_USER, "--masterauth", REPLICATION_PASSWORD));
 			await("the replica to be in sync",
 					() -> group.replica.info("replication").contains("master_link_status:up"));
 			return group;
@@ -104,9 +109,7 @@ public final class TestRedisSentinel implements AutoCloseable {
 	}
 
 	/**
-	 * Starts the Sentinel and waits until it knows the replica. About 8 s after that it
-	 * would point the replica straight at the primary, past the link the test lags: start
-	 * it just before the part of the test that needs it.
+	 * Starts the Sentinel and waits until it knows the replica.
 	 */
 	public void startSentinel() {
 		try {
@@ -137,21 +140,21 @@ public final class TestRedisSentinel implements AutoCloseable {
 	}
 
 	/**
-	 * Holds the replication stream back from now on (nothing passes, nothing is closed):
-	 * the replica stays connected and looks healthy, but lags ever further behind.
+	 * Cuts the replica off from now on: the primary disables the replica's user and
+	 * closes its connection, so the replica cannot reconnect and lags ever further
+	 * behind. Returns once the replica says its link is down.
 	 */
 	public void partitionReplication() {
-		String replication = this.replica.info("replication");
-		if (!replication.contains("master_port:" + this.replicationLink.port())) {
-			throw new IllegalStateException("The replica no longer replicates through the test's link (the Sentinel "
-					+ "re-pointed it at the primary: the test ran too long after startSentinel()):\n" + replication);
-		}
-		this.replicationLink.blackHole();
+		this.primary.withConnection((connection) -> {
+			connection.sync().aclSetuser(REPLICATION_USER, AclSetuserArgs.Builder.off());
+			return connection.sync().clientKill(KillArgs.Builder.typeSlave());
+		});
+		await("the replica's link to go down",
+				() -> this.replica.info("replication").contains("master_link_status:down"));
 	}
 
 	/**
-	 * Kills the primary at once ({@code SIGKILL}), and with it what the replication link
-	 * still held back: what the replica did not have is gone.
+	 * Kills the primary at once ({@code SIGKILL}): what the replica did not have is gone.
 	 */
 	public void killPrimary() {
 		this.primary.process().destroyForcibly();
@@ -161,8 +164,6 @@ public final class TestRedisSentinel implements AutoCloseable {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
-		this.replicationLink.resetAll();
-		this.replicationLink.close();
 	}
 
 	/**
@@ -193,9 +194,6 @@ public final class TestRedisSentinel implements AutoCloseable {
 			deleteRecursively(server.directory());
 		}
 		this.servers.clear();
-		if (this.replicationLink != null) {
-			this.replicationLink.close();
-		}
 		try {
 			Runtime.getRuntime().removeShutdownHook(this.killOnExit);
 		}

@@ -36,10 +36,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * through the Sentinel ({@code spring.data.redis.sentinel.*}), as Lettuce does in
  * production: it asks the Sentinel for the primary whenever it (re)connects. Clients keep
  * sending keyed requests, each a fresh key then its retry. Mid-run the replica starts
- * lagging (its replication stream is held back, as when a replica falls behind; on one
- * machine replication is otherwise too fast to leave a window), a few more keys complete
- * on the primary, then the primary is killed and the Sentinel promotes the replica.
- * Afterwards every key that ever ran is retried once more.
+ * lagging (the primary cuts it off, as when a replica falls behind; on one machine
+ * replication is otherwise too fast to leave a window), a few more keys complete on the
+ * primary, then the primary is killed and the Sentinel promotes the replica. Afterwards
+ * every key that ever ran is retried once more.
  * <p>
  * Whatever the settings, these hold: no 500 (only 200, 409 and 503 with
  * {@code Retry-After}), every replay is byte for byte a response its key's handler
