@@ -1,0 +1,73 @@
+package dev.idempo.chaos;
+
+import java.nio.file.Path;
+import java.util.List;
+
+import dev.idempo.chaos.History.Execution;
+import dev.idempo.chaos.History.Semantics;
+
+/**
+ * A store server of the chaos test's own, which the test can stop and start again on the
+ * same port with the same data. The chaos test never restarts a server that anything else
+ * uses (such as the machine's PostgreSQL, MariaDB or Redis), so it always starts its own,
+ * from Maven Central artifacts; one that cannot be had fails the test.
+ *
+ * @author idempo
+ */
+interface ChaosStore extends AutoCloseable {
+
+	/**
+	 * The store's name in messages and directories.
+	 * @return the name
+	 */
+	String name();
+
+	/**
+	 * What the store keeps across a restart, for the checker.
+	 * @return the semantics
+	 */
+	Semantics semantics();
+
+	/**
+	 * Starts the server and creates what the application needs in it.
+	 * @param directory a directory of this run for the server's files
+	 * @throws Exception if it does not start
+	 */
+	void start(Path directory) throws Exception;
+
+	/**
+	 * The application's arguments that select this store and point it at the server.
+	 * @return the arguments
+	 */
+	List<String> applicationArguments();
+
+	/**
+	 * Whether the application has the transactional endpoint (SQL stores).
+	 * @return whether it does
+	 */
+	boolean transactional();
+
+	/**
+	 * Stops the server and returns once it is down: every session and connection ends.
+	 * @throws Exception if it does not stop
+	 */
+	void stop() throws Exception;
+
+	/**
+	 * Starts the server again, on the same port with the data it kept, and returns once
+	 * it answers.
+	 * @throws Exception if it does not start
+	 */
+	void startAgain() throws Exception;
+
+	/**
+	 * The durable effects of the transactional endpoint: its business rows.
+	 * @return one execution per row
+	 */
+	List<Execution> transactionalEffects();
+
+	/** Stops the server if it runs and deletes its files. */
+	@Override
+	void close();
+
+}
