@@ -236,7 +236,7 @@ public class ChaosApplication {
 			if (current != null) {
 				current[0] = response.execution().id();
 			}
-			work(15);
+			work(30);
 			return response.entity();
 		}
 

@@ -1,7 +1,12 @@
 package dev.idempo.chaos;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 
 import dev.idempo.chaos.History.Execution;
 import dev.idempo.chaos.History.Semantics;
@@ -69,5 +74,38 @@ interface ChaosStore extends AutoCloseable {
 	/** Stops the server if it runs and deletes its files. */
 	@Override
 	void close();
+
+	/**
+	 * A free loopback port below the kernel's ephemeral range, for a server that is
+	 * restarted on the same port: while it is down, no outgoing connection can be given
+	 * that port as its local one.
+	 * @return the port
+	 */
+	static int fixedPort() {
+		int ephemeralStart = 32768;
+		try {
+			// a reader: Files.readString reads nothing past the size /proc reports
+			String range = Files.readAllLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).get(0).trim();
+			ephemeralStart = Integer.parseInt(range.split("\\s+")[0]);
+		}
+		catch (IOException | RuntimeException ex) {
+			// not Linux, or unreadable: the usual default
+		}
+		if (ephemeralStart < 4096) {
+			// no room below the range: any free port, as elsewhere in the tests
+			ephemeralStart = 65536;
+		}
+		int low = Math.max(1024, ephemeralStart - 12000);
+		for (int attempt = 0; attempt < 100; attempt++) {
+			int port = ThreadLocalRandom.current().nextInt(low, ephemeralStart);
+			try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+				return port;
+			}
+			catch (IOException ex) {
+				// taken: another one
+			}
+		}
+		throw new IllegalStateException("No free port between " + low + " and " + ephemeralStart);
+	}
 
 }

@@ -82,12 +82,16 @@ final class EffectLog implements Closeable {
 		append(String.join("\t", "M", id, outcome, Long.toString(System.nanoTime())));
 	}
 
-	private synchronized void append(String line) {
+	private void append(String line) {
 		ByteBuffer buffer = ByteBuffer.wrap((line + "\n").getBytes(StandardCharsets.UTF_8));
 		try {
-			while (buffer.hasRemaining()) {
-				this.channel.write(buffer);
+			synchronized (this) {
+				while (buffer.hasRemaining()) {
+					this.channel.write(buffer);
+				}
 			}
+			// outside the lock: the line is in the file (a SIGKILL no longer loses it),
+			// and concurrent forces need not queue behind each other
 			this.channel.force(false);
 		}
 		catch (IOException ex) {

