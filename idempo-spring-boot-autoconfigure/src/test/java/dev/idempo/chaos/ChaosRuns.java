@@ -91,7 +91,6 @@ abstract class ChaosRuns {
 			Path directory = Files.createDirectories(
 					Path.of("target", "chaos", store.name() + "-" + System.currentTimeMillis()).toAbsolutePath());
 			System.out.printf("chaos %s: seed %d, files in %s%n", store.name(), seed, directory);
-			store.start(directory.resolve("store"));
 			Run run = new Run(store, directory, seed);
 			try {
 				run.execute();
@@ -161,10 +160,15 @@ abstract class ChaosRuns {
 
 		void execute() throws Exception {
 			long starting = System.nanoTime();
-			// all at once: the machine has few cores, but start-up waits on I/O too
+			// all at once, and with the store's server, whose port is fixed already (the
+			// application starts while its store is down): the machine has few cores, but
+			// start-up waits on I/O too
 			this.instances.forEach(ApplicationProcess::start);
+			this.store.start(this.directory.resolve("store"));
+			long storeUp = System.nanoTime();
 			this.instances.forEach(ApplicationProcess::awaitReady);
-			System.out.printf("chaos %s: %d instances ready in %d ms%n", this.store.name(), INSTANCES,
+			System.out.printf("chaos %s: store up in %d ms, %d instances ready in %d ms%n", this.store.name(),
+					TimeUnit.NANOSECONDS.toMillis(storeUp - starting), INSTANCES,
 					TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - starting));
 			ExecutorService clients = Executors.newFixedThreadPool(48);
 			ScheduledExecutorService generator = Executors.newSingleThreadScheduledExecutor();

@@ -41,7 +41,9 @@ interface ChaosStore extends AutoCloseable {
 	void start(Path directory) throws Exception;
 
 	/**
-	 * The application's arguments that select this store and point it at the server.
+	 * The application's arguments that select this store and point it at the server,
+	 * known before the server starts (its port is fixed when the store is created): the
+	 * instances start while it does.
 	 * @return the arguments
 	 */
 	List<String> applicationArguments();
