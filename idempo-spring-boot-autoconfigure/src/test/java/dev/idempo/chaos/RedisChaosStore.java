@@ -54,7 +54,10 @@ final class RedisChaosStore implements ChaosStore {
 	public List<String> applicationArguments() {
 		return List.of("--idempo.store.type=redis", "--idempo.lock-ttl=" + LOCK_TTL.toMillis() + "ms",
 				"--spring.data.redis.host=127.0.0.1", "--spring.data.redis.port=" + this.port,
-				"--spring.data.redis.timeout=2s", "--spring.data.redis.connect-timeout=1s");
+				// generous: a timeout under a busy machine's load would release keys
+				// without an
+				// injected fault
+				"--spring.data.redis.timeout=5s", "--spring.data.redis.connect-timeout=1s");
 	}
 
 	@Override

@@ -95,7 +95,11 @@ abstract class SqlChaosStore implements ChaosStore {
 	@Override
 	public List<String> applicationArguments() {
 		return List.of("--idempo.store.type=" + storeType(), "--idempo.store.jdbc.table-name=" + RECORD_TABLE,
-				"--idempo.store.jdbc.initialize-schema=never", "--idempo.store.jdbc.timeout=2s",
+				"--idempo.store.jdbc.initialize-schema=never",
+				// generous: a stopped server fails statements at once, and a timeout
+				// under a
+				// busy machine's load would release keys without an injected fault
+				"--idempo.store.jdbc.timeout=10s",
 				// clears the test resources' exclusion of the DataSource
 				"--spring.autoconfigure.exclude=", "--spring.datasource.url=" + url(),
 				"--spring.datasource.hikari.maximum-pool-size=20", "--spring.datasource.hikari.connection-timeout=2000",
