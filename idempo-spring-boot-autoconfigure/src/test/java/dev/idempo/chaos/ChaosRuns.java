@@ -35,7 +35,6 @@ import dev.idempo.chaos.HistoryChecker.Verdict;
 import dev.idempo.testsupport.ApplicationProcess;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 /**
  * One chaos run against a store: {@value #INSTANCES} instances of
@@ -92,8 +91,13 @@ abstract class ChaosRuns {
 					Path.of("target", "chaos", store.name() + "-" + System.currentTimeMillis()).toAbsolutePath());
 			System.out.printf("chaos %s: seed %d, files in %s%n", store.name(), seed, directory);
 			Run run = new Run(store, directory, seed);
+			Exception broken = null;
 			try {
 				run.execute();
+			}
+			catch (Exception ex) {
+				// the history so far is still the evidence: written below, then thrown
+				broken = ex;
 			}
 			finally {
 				run.stopInstances();
@@ -104,6 +108,9 @@ abstract class ChaosRuns {
 					+ String.format(", seed %d, in %.1f s", seed, (System.nanoTime() - began) / 1e9);
 			System.out.println(summary);
 			run.writeHistory(history, verdict, summary);
+			if (broken != null) {
+				throw broken;
+			}
 			assertThat(verdict.violations())
 				.as("violations of the contract (seed %d, files in %s); %s", seed, directory, summary)
 				.isEmpty();
@@ -187,7 +194,9 @@ abstract class ChaosRuns {
 				parkUntil(loadEnd);
 				generator.shutdown();
 				// the delayed third requests are still to be sent
-				assertThat(generator.awaitTermination(10, TimeUnit.SECONDS)).as("the generator ended").isTrue();
+				if (!generator.awaitTermination(10, TimeUnit.SECONDS)) {
+					throw new IllegalStateException("The generator did not end");
+				}
 				for (Future<?> request : List.copyOf(requests)) {
 					request.get(Math.max(1, deadline - System.nanoTime()) + TimeUnit.SECONDS.toNanos(20),
 							TimeUnit.NANOSECONDS);
@@ -297,10 +306,11 @@ abstract class ChaosRuns {
 					return ready;
 				}
 				if (System.nanoTime() > deadline) {
-					fail("Fewer than " + count + " instances ready after " + FAULT_WAIT + ":\n"
-							+ this.instances.stream()
-								.map(ApplicationProcess::logTail)
-								.collect(Collectors.joining("\n")));
+					throw new IllegalStateException(
+							"Fewer than " + count + " instances ready after " + FAULT_WAIT + ":\n"
+									+ this.instances.stream()
+										.map(ApplicationProcess::logTail)
+										.collect(Collectors.joining("\n")));
 				}
 				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
 			}
