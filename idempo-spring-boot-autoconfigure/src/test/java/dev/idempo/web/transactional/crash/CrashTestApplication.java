@@ -1,11 +1,6 @@
 package dev.idempo.web.transactional.crash;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -14,14 +9,11 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.Idempotent;
+import dev.idempo.testsupport.ApplicationProcess;
 
 import org.springframework.beans.factory.annotation.Value;
-import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
-import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.event.EventListener;
-import org.springframework.core.env.Environment;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
@@ -36,7 +28,7 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * The payments application of the crash tests. It runs as a separate JVM (see
- * {@link CrashTestInstance}) because what the tests prove is what happens when a whole
+ * {@link ApplicationProcess}) because what the tests prove is what happens when a whole
  * process dies with SIGKILL: no {@code finally} block, shutdown hook or rollback of the
  * application runs, and the kernel closes its sockets, database connections included. An
  * in-process test cannot do that.
@@ -56,9 +48,7 @@ import org.springframework.web.bind.annotation.RestController;
  * Configuration, as command-line arguments or system properties: the usual
  * {@code spring.datasource.*}, {@code idempo.store.type},
  * {@code idempo.store.jdbc.table-name} and {@code server.port}, plus
- * {@code crash.business-table}, {@code crash.instance} (the name written into rows),
- * {@code crash.signal-dir}, {@code crash.port-file} (written with the bound port once the
- * application is ready, so that {@code server.port=0} works) and
+ * {@code crash.business-table}, {@code crash.signal-dir} and
  * {@code crash.handler-work-millis} (how long the handler goes on working in its
  * transaction after the insert, as a server-side sleep; 0 by default).
  */
@@ -77,19 +67,7 @@ public class CrashTestApplication {
 	private static final Pattern REFERENCE = Pattern.compile("[A-Za-z0-9-]{1,64}");
 
 	public static void main(String[] args) {
-		haltWithParent();
-		SpringApplication.run(CrashTestApplication.class, args);
-	}
-
-	/**
-	 * A child whose test JVM died (killed, or stopped in a debugger and abandoned) must
-	 * not go on holding ports, connections and locks.
-	 */
-	private static void haltWithParent() {
-		ProcessHandle.current().parent().ifPresent((parent) -> parent.onExit().thenRun(() -> {
-			System.err.println("The test JVM has exited; halting");
-			Runtime.getRuntime().halt(3);
-		}));
+		ApplicationProcess.run(CrashTestApplication.class, args);
 	}
 
 	@Bean
@@ -97,30 +75,6 @@ public class CrashTestApplication {
 		return http.authorizeHttpRequests((requests) -> requests.anyRequest().permitAll())
 			.csrf((csrf) -> csrf.disable())
 			.build();
-	}
-
-	/** Tells the test on which port the application serves, once it serves. */
-	@EventListener
-	void announcePort(ApplicationReadyEvent event) {
-		Environment environment = event.getApplicationContext().getEnvironment();
-		String port = environment.getRequiredProperty("local.server.port");
-		writeAtomically(Path.of(environment.getRequiredProperty("crash.port-file")), port);
-		System.out.println("crash test instance ready on port " + port);
-	}
-
-	/**
-	 * Writes a file under a temporary name and renames it, so that a test polling for it
-	 * never reads it half-written.
-	 */
-	static void writeAtomically(Path file, String content) {
-		try {
-			Path temporary = file.resolveSibling(file.getFileName() + ".tmp");
-			Files.writeString(temporary, content, StandardCharsets.UTF_8);
-			Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
 	}
 
 	@RestController
@@ -139,8 +93,8 @@ public class CrashTestApplication {
 		private final double workSeconds;
 
 		PaymentsController(JdbcTemplate jdbc, @Value("${crash.business-table}") String table,
-				@Value("${crash.instance}") String instance, @Value("${crash.signal-dir}") Path signals,
-				@Value("${idempo.store.type}") String storeType,
+				@Value("${" + ApplicationProcess.INSTANCE_PROPERTY + "}") String instance,
+				@Value("${crash.signal-dir}") Path signals, @Value("${idempo.store.type}") String storeType,
 				@Value("${crash.handler-work-millis:0}") int workMillis) {
 			Assert.isTrue(table.matches("[A-Za-z0-9_]+"), "bad table name");
 			this.jdbc = jdbc;
@@ -185,7 +139,7 @@ public class CrashTestApplication {
 
 		/** Tells the test where the request is, then waits for the SIGKILL. */
 		private void pauseForever(String point, String reference) {
-			writeAtomically(this.signals.resolve(point + "-" + reference), this.instance);
+			ApplicationProcess.writeAtomically(this.signals.resolve(point + "-" + reference), this.instance);
 			System.out.println("paused at " + point + " for " + reference);
 			try {
 				new CountDownLatch(1).await();

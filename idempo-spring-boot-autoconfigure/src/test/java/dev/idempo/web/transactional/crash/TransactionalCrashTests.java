@@ -36,6 +36,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 import dev.idempo.core.RequestFingerprint;
+import dev.idempo.testsupport.ApplicationProcess;
 import dev.idempo.testsupport.SqlStoreProperties;
 import dev.idempo.testsupport.TestDatabases.TestDatabase;
 
@@ -87,9 +88,9 @@ abstract class TransactionalCrashTests {
 
 	private Path signals = Path.of("unset");
 
-	private @Nullable CrashTestInstance a;
+	private @Nullable ApplicationProcess a;
 
-	private @Nullable CrashTestInstance b;
+	private @Nullable ApplicationProcess b;
 
 	/** The server under test. */
 	abstract TestDatabase database();
@@ -128,8 +129,8 @@ abstract class TransactionalCrashTests {
 		arguments.add("--crash.business-table=" + this.businessTable);
 		arguments.add("--crash.signal-dir=" + this.signals.toAbsolutePath());
 		arguments.add("--crash.handler-work-millis=" + HANDLER_WORK_MILLIS);
-		this.a = new CrashTestInstance("a", directory, arguments);
-		this.b = new CrashTestInstance("b", directory, arguments);
+		this.a = new ApplicationProcess(CrashTestApplication.class, "a", directory, arguments);
+		this.b = new ApplicationProcess(CrashTestApplication.class, "b", directory, arguments);
 		// both JVMs start at once: the machine has few cores, but start-up waits on I/O
 		a().start();
 		b().start();
@@ -154,7 +155,7 @@ abstract class TransactionalCrashTests {
 	}
 
 	/** Kills an instance left running; one that died on its own was reported already. */
-	private static void stop(@Nullable CrashTestInstance instance) {
+	private static void stop(@Nullable ApplicationProcess instance) {
 		if (instance != null && instance.isAlive()) {
 			instance.kill();
 		}
@@ -260,7 +261,7 @@ abstract class TransactionalCrashTests {
 		Map<String, KeyOutcome> outcomes = new ConcurrentHashMap<>();
 		Counters counters = new Counters();
 		List<String> kills = new ArrayList<>();
-		List<CrashTestInstance> instances = List.of(a(), b());
+		List<ApplicationProcess> instances = List.of(a(), b());
 		ExecutorService clients = Executors.newFixedThreadPool(8 * duplicates);
 		try {
 			for (int round = 0; round < rounds; round++) {
@@ -286,7 +287,7 @@ abstract class TransactionalCrashTests {
 				int killPoint = ThreadLocalRandom.current().nextInt(3, keysPerRound / 2);
 				awaitCondition(() -> answeredKeys.get() >= killPoint, Duration.ofSeconds(60),
 						"keys answered before the kill of round " + round);
-				CrashTestInstance victim = instances.get(ThreadLocalRandom.current().nextInt(instances.size()));
+				ApplicationProcess victim = instances.get(ThreadLocalRandom.current().nextInt(instances.size()));
 				String victimName = victim.incarnationName();
 				victim.kill();
 				kills.add(victimName + " after " + answeredKeys.get() + "/" + keysPerRound + " keys");
@@ -353,11 +354,11 @@ abstract class TransactionalCrashTests {
 		assertThat(unanswered).as("keys not answered in time").isEmpty();
 	}
 
-	private void sendUntilAnswered(List<CrashTestInstance> instances, int preferred, String key, KeyOutcome outcome,
+	private void sendUntilAnswered(List<ApplicationProcess> instances, int preferred, String key, KeyOutcome outcome,
 			Counters counters, long deadline) {
 		int attempt = 0;
 		while (System.nanoTime() < deadline) {
-			CrashTestInstance target = instances.get((preferred + attempt) % instances.size());
+			ApplicationProcess target = instances.get((preferred + attempt) % instances.size());
 			int port = target.port();
 			if (port == 0) {
 				// killed or starting: the other one, like a load balancer would
@@ -421,7 +422,8 @@ abstract class TransactionalCrashTests {
 		return builder.build();
 	}
 
-	private HttpResponse<String> send(CrashTestInstance instance, String key) throws IOException, InterruptedException {
+	private HttpResponse<String> send(ApplicationProcess instance, String key)
+			throws IOException, InterruptedException {
 		return this.http.send(request(instance.port(), key, null), HttpResponse.BodyHandlers.ofString());
 	}
 
@@ -429,7 +431,7 @@ abstract class TransactionalCrashTests {
 	 * Sends the retry until it is not answered 409 or 503: the database may still be
 	 * ending the killed instance's session, and with it the key's lock.
 	 */
-	private HttpResponse<String> retryWhileBusy(CrashTestInstance instance, String key) throws Exception {
+	private HttpResponse<String> retryWhileBusy(ApplicationProcess instance, String key) throws Exception {
 		long deadline = System.nanoTime() + RETRY_TIMEOUT.toNanos();
 		while (true) {
 			HttpResponse<String> response = send(instance, key);
@@ -442,7 +444,7 @@ abstract class TransactionalCrashTests {
 
 	/** Polls for the file that the application creates when a request reaches a pause. */
 	private void awaitPause(String point, String key, CompletableFuture<HttpResponse<String>> held,
-			CrashTestInstance instance) {
+			ApplicationProcess instance) {
 		Path signal = this.signals.resolve(point + "-" + key);
 		awaitCondition(() -> {
 			if (held.isDone()) {
@@ -511,14 +513,14 @@ abstract class TransactionalCrashTests {
 		return (count != null) ? count : -1;
 	}
 
-	private CrashTestInstance a() {
-		CrashTestInstance instance = this.a;
+	private ApplicationProcess a() {
+		ApplicationProcess instance = this.a;
 		assertThat(instance).as("instance a").isNotNull();
 		return instance;
 	}
 
-	private CrashTestInstance b() {
-		CrashTestInstance instance = this.b;
+	private ApplicationProcess b() {
+		ApplicationProcess instance = this.b;
 		assertThat(instance).as("instance b").isNotNull();
 		return instance;
 	}

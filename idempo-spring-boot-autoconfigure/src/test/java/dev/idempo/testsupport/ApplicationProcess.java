@@ -1,10 +1,11 @@
-package dev.idempo.web.transactional.crash;
+package dev.idempo.testsupport;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,17 +14,38 @@ import java.util.concurrent.locks.LockSupport;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.Environment;
+
 /**
- * One instance of {@link CrashTestApplication} in a JVM of its own, started with the
+ * One instance of a Spring Boot test application in a JVM of its own, started with the
  * test's own {@code java} and class path, and killed with SIGKILL: on Linux
  * {@link Process#destroyForcibly()} sends {@code SIGKILL}, so nothing in the child runs
- * after it, and the kernel closes its connections. It can be started again after a kill
- * (a new incarnation, named {@code <name>#<n>} in the rows it writes, on a new port).
- * Output goes to {@code target/crash-tests/<run>/<name>-<n>.log}.
+ * after it, and the kernel closes its connections. An in-process test cannot do that. It
+ * can be started again after a kill (a new incarnation, named {@code <name>#<n>}, on a
+ * new port). Output goes to {@code <directory>/<name>-<n>.log}.
+ * <p>
+ * The application's {@code main} calls {@link #run(Class, String[])}, which tells the
+ * test its port once it serves, through the file named by {@value #PORT_FILE_PROPERTY},
+ * and halts the child when the test JVM goes away. The incarnation's name is the property
+ * {@value #INSTANCE_PROPERTY}.
+ *
+ * @author idempo
  */
-final class CrashTestInstance {
+public final class ApplicationProcess {
+
+	/** The property that holds the incarnation's name, {@code <name>#<n>}. */
+	public static final String INSTANCE_PROPERTY = "idempo-test.instance";
+
+	/** The property that names the file the application writes its port to. */
+	public static final String PORT_FILE_PROPERTY = "idempo-test.port-file";
 
 	private static final Duration READY_TIMEOUT = Duration.ofSeconds(120);
+
+	private final Class<?> application;
 
 	private final String name;
 
@@ -43,22 +65,75 @@ final class CrashTestInstance {
 
 	/**
 	 * Describes an instance; nothing runs before {@link #start()}.
+	 * @param application the application class, whose {@code main} calls
+	 * {@link #run(Class, String[])}
 	 * @param name its name
-	 * @param directory the directory of this run (logs, port files, signals)
+	 * @param directory the directory of this run (logs, port files)
 	 * @param arguments the application's arguments, such as
 	 * {@code --spring.datasource.url=...}
 	 */
-	CrashTestInstance(String name, Path directory, List<String> arguments) {
+	public ApplicationProcess(Class<?> application, String name, Path directory, List<String> arguments) {
+		this.application = application;
 		this.name = name;
 		this.directory = directory;
 		this.arguments = List.copyOf(arguments);
 	}
 
 	/**
-	 * The name the current incarnation writes into its rows.
+	 * Runs an application in the child JVM: call it from {@code main}.
+	 * @param application the application class
+	 * @param args the command-line arguments
+	 * @return the running context
+	 */
+	public static ConfigurableApplicationContext run(Class<?> application, String[] args) {
+		haltWithParent();
+		SpringApplication spring = new SpringApplication(application);
+		spring.addListeners((ApplicationListener<ApplicationReadyEvent>) ApplicationProcess::announcePort);
+		return spring.run(args);
+	}
+
+	/**
+	 * A child whose test JVM died (killed, or stopped in a debugger and abandoned) must
+	 * not go on holding ports, connections and locks.
+	 */
+	private static void haltWithParent() {
+		ProcessHandle.current().parent().ifPresent((parent) -> parent.onExit().thenRun(() -> {
+			System.err.println("The test JVM has exited; halting");
+			Runtime.getRuntime().halt(3);
+		}));
+	}
+
+	/** Tells the test on which port the application serves, once it serves. */
+	private static void announcePort(ApplicationReadyEvent event) {
+		Environment environment = event.getApplicationContext().getEnvironment();
+		String port = environment.getRequiredProperty("local.server.port");
+		writeAtomically(Path.of(environment.getRequiredProperty(PORT_FILE_PROPERTY)), port);
+		System.out.println("test application instance ready on port " + port);
+	}
+
+	/**
+	 * Writes a file under a temporary name and renames it, so that a test polling for it
+	 * never reads it half-written.
+	 * @param file the file
+	 * @param content its content
+	 */
+	public static void writeAtomically(Path file, String content) {
+		try {
+			Path temporary = file.resolveSibling(file.getFileName() + ".tmp");
+			Files.writeString(temporary, content, StandardCharsets.UTF_8);
+			Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	/**
+	 * The name of the current incarnation, as the application sees it in
+	 * {@value #INSTANCE_PROPERTY}.
 	 * @return {@code <name>#<n>}
 	 */
-	synchronized String incarnationName() {
+	public synchronized String incarnationName() {
 		return this.name + "#" + this.incarnation;
 	}
 
@@ -66,7 +141,7 @@ final class CrashTestInstance {
 	 * The port of the running, ready incarnation.
 	 * @return the port, 0 if it is not running or not ready yet
 	 */
-	int port() {
+	public int port() {
 		return this.port;
 	}
 
@@ -74,7 +149,7 @@ final class CrashTestInstance {
 	 * Starts a new incarnation without waiting for it ({@link #awaitReady()}).
 	 * @throws IllegalStateException if one is running
 	 */
-	synchronized void start() {
+	public synchronized void start() {
 		if (this.process != null && this.process.isAlive()) {
 			throw new IllegalStateException(incarnationName() + " is running");
 		}
@@ -83,10 +158,10 @@ final class CrashTestInstance {
 		Path portFile = this.directory.resolve(this.name + "-" + this.incarnation + ".port");
 		Path logFile = this.directory.resolve(this.name + "-" + this.incarnation + ".log");
 		List<String> command = new ArrayList<>(List.of(javaExecutable(), "-Xmx256m", "-XX:TieredStopAtLevel=1",
-				"-Xshare:auto", "-XX:+UseSerialGC", "-cp", classPath(), CrashTestApplication.class.getName()));
+				"-Xshare:auto", "-XX:+UseSerialGC", "-cp", classPath(), this.application.getName()));
 		command.addAll(this.arguments);
-		command.add("--crash.instance=" + incarnationName());
-		command.add("--crash.port-file=" + portFile.toAbsolutePath());
+		command.add("--" + INSTANCE_PROPERTY + "=" + incarnationName());
+		command.add("--" + PORT_FILE_PROPERTY + "=" + portFile.toAbsolutePath());
 		command.add("--server.port=0");
 		ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logFile.toFile());
 		try {
@@ -103,7 +178,7 @@ final class CrashTestInstance {
 	/**
 	 * Starts a new incarnation unless one is running, without waiting for it.
 	 */
-	synchronized void startUnlessAlive() {
+	public synchronized void startUnlessAlive() {
 		if (!isAlive()) {
 			start();
 		}
@@ -112,7 +187,7 @@ final class CrashTestInstance {
 	/**
 	 * Starts a new incarnation unless one is running, and waits until it serves requests.
 	 */
-	void ensureReady() {
+	public void ensureReady() {
 		startUnlessAlive();
 		if (this.port == 0) {
 			awaitReady();
@@ -123,7 +198,7 @@ final class CrashTestInstance {
 	 * Waits (polling its port file) until the incarnation serves requests.
 	 * @throws IllegalStateException if it exited or is not ready in time, with its log
 	 */
-	void awaitReady() {
+	public void awaitReady() {
 		Process process;
 		Path portFile;
 		synchronized (this) {
@@ -145,11 +220,18 @@ final class CrashTestInstance {
 			}
 			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
 		}
+		int port;
 		try {
-			this.port = Integer.parseInt(Files.readString(portFile, StandardCharsets.UTF_8).trim());
+			port = Integer.parseInt(Files.readString(portFile, StandardCharsets.UTF_8).trim());
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
+		}
+		synchronized (this) {
+			// killed (and perhaps started again) meanwhile: that incarnation is not ready
+			if (this.process == process && process.isAlive()) {
+				this.port = port;
+			}
 		}
 	}
 
@@ -157,20 +239,20 @@ final class CrashTestInstance {
 	 * Whether the current incarnation's process is alive.
 	 * @return whether it is
 	 */
-	synchronized boolean isAlive() {
+	public synchronized boolean isAlive() {
 		return this.process != null && this.process.isAlive();
 	}
 
 	/**
 	 * Kills the current incarnation with SIGKILL and waits until it has exited.
-	 * @throws IllegalStateException if it does not exit
+	 * @throws IllegalStateException if it does not exit, or had exited on its own
 	 */
-	void kill() {
+	public void kill() {
 		Process process;
 		synchronized (this) {
 			process = this.process;
+			this.port = 0;
 		}
-		this.port = 0;
 		if (process == null) {
 			return;
 		}
@@ -195,7 +277,7 @@ final class CrashTestInstance {
 	 * The end of the current incarnation's log, for failure messages.
 	 * @return up to its last 40 lines
 	 */
-	synchronized String logTail() {
+	public synchronized String logTail() {
 		Path logFile = this.logFile;
 		if (logFile == null) {
 			return "(no log)";
@@ -218,8 +300,9 @@ final class CrashTestInstance {
 	}
 
 	/**
-	 * The test class path: under Surefire {@code java.class.path} may be no more than its
-	 * booter jar, and {@code surefire.test.class.path} holds the real one.
+	 * The test class path: under Surefire and Failsafe {@code java.class.path} may be no
+	 * more than their booter jar, and {@code surefire.test.class.path} holds the real
+	 * one.
 	 */
 	private static String classPath() {
 		String surefire = System.getProperty("surefire.test.class.path");
