@@ -163,7 +163,7 @@ public final class TcpProxy implements AutoCloseable {
 	 * proxy goes on accepting new connections in its current mode.
 	 */
 	public void resetAll() {
-		this.sockets.forEach(this::reset);
+		reset(List.copyOf(this.sockets));
 	}
 
 	/**
@@ -224,6 +224,7 @@ public final class TcpProxy implements AutoCloseable {
 		catch (IOException | InterruptedException ex) {
 			// the target refused: the client sees its connection end
 			closeQuietly(client);
+			this.sockets.remove(client);
 		}
 	}
 
@@ -239,8 +240,7 @@ public final class TcpProxy implements AutoCloseable {
 						Thread.sleep(this.latency.toMillis());
 					}
 					else if (now == Mode.RESET_ON_REPLY && reply) {
-						reset(from);
-						reset(to);
+						reset(List.of(from, to));
 						return;
 					}
 					out.write(buffer, 0, read);
@@ -261,17 +261,24 @@ public final class TcpProxy implements AutoCloseable {
 		thread.start();
 	}
 
-	private void reset(Socket socket) {
-		try {
-			if (!socket.isClosed()) {
-				socket.setSoLinger(true, 0);
-				socket.close();
-				this.resets.incrementAndGet();
+	/**
+	 * Resets {@code sockets}: all of them are made to reset on close before any is
+	 * closed, so that a pump thread woken by the first close closes the others with an
+	 * RST too, never with a FIN.
+	 */
+	private void reset(List<Socket> sockets) {
+		for (Socket socket : sockets) {
+			try {
+				if (!socket.isClosed()) {
+					socket.setSoLinger(true, 0);
+					this.resets.incrementAndGet();
+				}
+			}
+			catch (IOException ex) {
+				// closed meanwhile
 			}
 		}
-		catch (IOException ex) {
-			// closed anyway
-		}
+		sockets.forEach(TcpProxy::closeQuietly);
 	}
 
 	@Override
