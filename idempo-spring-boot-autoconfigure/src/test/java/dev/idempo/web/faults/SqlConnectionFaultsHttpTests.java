@@ -1,0 +1,88 @@
+package dev.idempo.web.faults;
+
+import java.net.URI;
+import java.time.Duration;
+
+import dev.idempo.testsupport.SqlStoreProperties;
+import dev.idempo.testsupport.TcpProxy;
+import dev.idempo.testsupport.TestDatabases.TestDatabase;
+
+import org.springframework.test.context.DynamicPropertyRegistry;
+
+/**
+ * Cut and slow connections on a SQL store: the application's {@code DataSource} URL
+ * points at the proxy, so the lock sessions (unpooled connections with the
+ * {@code DataSource}'s settings), the schema script and the application's own pool all go
+ * through it; {@code idempo.store.jdbc.timeout} is {@link #TIMEOUT}.
+ * <ul>
+ * <li>A claim whose connection is reset is answered 503 at once: its session is dead, and
+ * a new one cannot be opened while the proxy resets.</li>
+ * <li>A claim whose round trip goes unanswered (black hole, or latency above the timeout)
+ * waits for the lock session's network timeout, twice the timeout: the server bounds its
+ * statements by the timeout, so a round trip unanswered for twice as long means a dead
+ * connection, and the driver gives the session up. A slow statement on a live server is
+ * answered within the timeout and never ends a session.</li>
+ * <li>A complete is bounded the same way. Its lock dies with its session, so it answers
+ * that the claim was lost: the client gets the handler's response, and whether the record
+ * was stored depends on whether the server received the commit, which it processes even
+ * after the cut (a black hole delivers it once it heals). The key stays taken until the
+ * server ends that session, never longer.</li>
+ * <li>A claim the server took for a session that then died is freed with the session: as
+ * soon as the server sees the connection end.</li>
+ * </ul>
+ *
+ * @author idempo
+ */
+abstract class SqlConnectionFaultsHttpTests extends ConnectionFaultsHttpTests {
+
+	/**
+	 * The URL of {@code database} with its host and port replaced by the proxy's.
+	 * @param database the real server
+	 * @param proxy the proxy in front of it
+	 * @return the server as reached through the proxy
+	 */
+	static TestDatabase throughProxy(TestDatabase database, TcpProxy proxy) {
+		String url = database.url().replaceFirst("//[^/]+/", "//127.0.0.1:" + proxy.port() + "/");
+		return new TestDatabase(database.description() + " through a proxy", url, database.username(),
+				database.password());
+	}
+
+	/**
+	 * A proxy in front of {@code database}.
+	 * @param database the real server
+	 * @return the running proxy
+	 */
+	static TcpProxy proxyFor(TestDatabase database) {
+		URI real = URI.create(database.url().substring("jdbc:".length()));
+		return TcpProxy.start(0, real.getHost(), real.getPort());
+	}
+
+	static void register(DynamicPropertyRegistry registry, TestDatabase database, TcpProxy proxy, String storeType,
+			String table) {
+		SqlStoreProperties.register(registry, throughProxy(database, proxy), storeType, table);
+		registry.add("idempo.store.jdbc.timeout", () -> TIMEOUT.toSeconds() + "s");
+		// the application's own pool: never waits long for a connection the proxy holds
+		registry.add("spring.datasource.hikari.connection-timeout", () -> "2000");
+	}
+
+	/** The lock sessions' network timeout: twice the timeout. */
+	static Duration networkTimeout() {
+		return TIMEOUT.multipliedBy(2);
+	}
+
+	@Override
+	Duration claimBound() {
+		return networkTimeout().plus(MARGIN);
+	}
+
+	@Override
+	Duration completeBound() {
+		return networkTimeout().plus(MARGIN);
+	}
+
+	@Override
+	Duration leftBehindBound() {
+		return MARGIN.plus(MARGIN);
+	}
+
+}
