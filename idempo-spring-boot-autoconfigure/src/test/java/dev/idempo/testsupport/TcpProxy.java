@@ -70,6 +70,8 @@ public final class TcpProxy implements AutoCloseable {
 
 	private final AtomicInteger resets = new AtomicInteger();
 
+	private final AtomicInteger connections = new AtomicInteger();
+
 	private volatile Mode mode = Mode.FORWARD;
 
 	private volatile Duration latency = Duration.ZERO;
@@ -175,6 +177,15 @@ public final class TcpProxy implements AutoCloseable {
 		return this.resets.get();
 	}
 
+	/**
+	 * How many connections clients have made to the proxy so far, whatever became of
+	 * them.
+	 * @return the count
+	 */
+	public int connections() {
+		return this.connections.get();
+	}
+
 	private void setMode(Mode mode) {
 		this.lock.lock();
 		try {
@@ -202,6 +213,7 @@ public final class TcpProxy implements AutoCloseable {
 		while (!this.server.isClosed()) {
 			try {
 				Socket client = this.server.accept();
+				this.connections.incrementAndGet();
 				this.sockets.add(client);
 				Thread connector = new Thread(() -> connect(client), "tcp-proxy-connect");
 				connector.setDaemon(true);

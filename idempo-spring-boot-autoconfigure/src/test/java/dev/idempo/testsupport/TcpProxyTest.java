@@ -91,6 +91,7 @@ class TcpProxyTest {
 				late.setSoTimeout(500);
 				assertThatExceptionOfType(SocketTimeoutException.class).isThrownBy(() -> late.getInputStream().read());
 				assertThat(this.echo.connections()).isEqualTo(1);
+				assertThat(this.proxy.connections()).isEqualTo(2);
 				this.proxy.forward();
 				open.setSoTimeout((int) READ_TIMEOUT.toMillis());
 				late.setSoTimeout((int) READ_TIMEOUT.toMillis());

@@ -19,7 +19,7 @@ class MariaDbConnectionFaultsHttpTest extends SqlConnectionFaultsHttpTests {
 
 	private static final String TABLE = SqlStoreProperties.randomTable();
 
-	private static final TcpProxy proxy = proxyFor(TestDatabases.mysql());
+	private static final TcpProxy proxy = TestDatabases.mysql().proxy();
 
 	@DynamicPropertySource
 	static void mariaDb(DynamicPropertyRegistry registry) {

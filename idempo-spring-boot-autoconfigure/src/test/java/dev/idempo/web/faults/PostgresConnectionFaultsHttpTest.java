@@ -19,7 +19,7 @@ class PostgresConnectionFaultsHttpTest extends SqlConnectionFaultsHttpTests {
 
 	private static final String TABLE = SqlStoreProperties.randomTable();
 
-	private static final TcpProxy proxy = proxyFor(TestDatabases.postgres());
+	private static final TcpProxy proxy = TestDatabases.postgres().proxy();
 
 	@DynamicPropertySource
 	static void postgres(DynamicPropertyRegistry registry) {

@@ -1,6 +1,5 @@
 package dev.idempo.web.faults;
 
-import java.net.URI;
 import java.time.Duration;
 
 import dev.idempo.testsupport.SqlStoreProperties;
@@ -35,31 +34,9 @@ import org.springframework.test.context.DynamicPropertyRegistry;
  */
 abstract class SqlConnectionFaultsHttpTests extends ConnectionFaultsHttpTests {
 
-	/**
-	 * The URL of {@code database} with its host and port replaced by the proxy's.
-	 * @param database the real server
-	 * @param proxy the proxy in front of it
-	 * @return the server as reached through the proxy
-	 */
-	static TestDatabase throughProxy(TestDatabase database, TcpProxy proxy) {
-		String url = database.url().replaceFirst("//[^/]+/", "//127.0.0.1:" + proxy.port() + "/");
-		return new TestDatabase(database.description() + " through a proxy", url, database.username(),
-				database.password());
-	}
-
-	/**
-	 * A proxy in front of {@code database}.
-	 * @param database the real server
-	 * @return the running proxy
-	 */
-	static TcpProxy proxyFor(TestDatabase database) {
-		URI real = URI.create(database.url().substring("jdbc:".length()));
-		return TcpProxy.start(0, real.getHost(), real.getPort());
-	}
-
 	static void register(DynamicPropertyRegistry registry, TestDatabase database, TcpProxy proxy, String storeType,
 			String table) {
-		SqlStoreProperties.register(registry, throughProxy(database, proxy), storeType, table);
+		SqlStoreProperties.register(registry, database.through(proxy), storeType, table);
 		registry.add("idempo.store.jdbc.timeout", () -> TIMEOUT.toSeconds() + "s");
 		// the application's own pool: never waits long for a connection the proxy holds
 		registry.add("spring.datasource.hikari.connection-timeout", () -> "2000");
