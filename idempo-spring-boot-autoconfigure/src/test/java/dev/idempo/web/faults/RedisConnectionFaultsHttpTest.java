@@ -18,8 +18,9 @@ import org.springframework.test.context.DynamicPropertySource;
  * through the proxy, with a command timeout ({@code spring.data.redis.timeout}) of
  * {@link #TIMEOUT}.
  * <ul>
- * <li>A claim that is cut, black-holed or slower than the timeout is answered 503 when
- * its command times out: within the timeout.</li>
+ * <li>A claim whose connection is reset is answered 503 at once (Lettuce fails the
+ * command whose reply was cut); one that is black-holed or slower than the timeout when
+ * its command times out, within the timeout.</li>
  * <li>A complete that fails so waits up to the timeout, and so does the release that
  * follows it: the handler's response leaves within twice the timeout.</li>
  * <li>A claim the server carried out but whose client never learnt of it (a reply cut, or
@@ -79,6 +80,11 @@ class RedisConnectionFaultsHttpTest extends ConnectionFaultsHttpTests {
 		return TIMEOUT.multipliedBy(2).plus(MARGIN);
 	}
 
+	/**
+	 * The lease: a claim that Redis carried out while its client got a failure (its reply
+	 * cut, or its command delivered once a black hole heals) holds the key until
+	 * {@code idempo.lock-ttl} runs out, since nobody renews it.
+	 */
 	@Override
 	Duration leftBehindBound() {
 		return LOCK_TTL.plus(MARGIN).plus(MARGIN);
