@@ -435,7 +435,8 @@ public class IdempotencyProperties {
 			 * Longest a store operation waits for a free lock session, the statement
 			 * timeout of its SQL and the connect/login timeout of the connections idempo
 			 * opens (whole seconds). Beyond it the request fails like any store failure
-			 * (idempo.store-failure).
+			 * (idempo.store-failure). A lock session whose server does not answer for
+			 * twice this is given up.
 			 */
 			private Duration timeout = Duration.ofSeconds(5);
 

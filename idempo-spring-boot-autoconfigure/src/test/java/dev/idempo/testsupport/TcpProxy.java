@@ -70,6 +70,8 @@ public final class TcpProxy implements AutoCloseable {
 
 	private final AtomicInteger resets = new AtomicInteger();
 
+	private final AtomicInteger connections = new AtomicInteger();
+
 	private volatile Mode mode = Mode.FORWARD;
 
 	private volatile Duration latency = Duration.ZERO;
@@ -163,7 +165,7 @@ public final class TcpProxy implements AutoCloseable {
 	 * proxy goes on accepting new connections in its current mode.
 	 */
 	public void resetAll() {
-		this.sockets.forEach(this::reset);
+		reset(List.copyOf(this.sockets));
 	}
 
 	/**
@@ -173,6 +175,15 @@ public final class TcpProxy implements AutoCloseable {
 	 */
 	public int resets() {
 		return this.resets.get();
+	}
+
+	/**
+	 * How many connections clients have made to the proxy so far, whatever became of
+	 * them.
+	 * @return the count
+	 */
+	public int connections() {
+		return this.connections.get();
 	}
 
 	private void setMode(Mode mode) {
@@ -202,6 +213,7 @@ public final class TcpProxy implements AutoCloseable {
 		while (!this.server.isClosed()) {
 			try {
 				Socket client = this.server.accept();
+				this.connections.incrementAndGet();
 				this.sockets.add(client);
 				Thread connector = new Thread(() -> connect(client), "tcp-proxy-connect");
 				connector.setDaemon(true);
@@ -224,6 +236,7 @@ public final class TcpProxy implements AutoCloseable {
 		catch (IOException | InterruptedException ex) {
 			// the target refused: the client sees its connection end
 			closeQuietly(client);
+			this.sockets.remove(client);
 		}
 	}
 
@@ -239,8 +252,7 @@ public final class TcpProxy implements AutoCloseable {
 						Thread.sleep(this.latency.toMillis());
 					}
 					else if (now == Mode.RESET_ON_REPLY && reply) {
-						reset(from);
-						reset(to);
+						reset(List.of(from, to));
 						return;
 					}
 					out.write(buffer, 0, read);
@@ -261,17 +273,24 @@ public final class TcpProxy implements AutoCloseable {
 		thread.start();
 	}
 
-	private void reset(Socket socket) {
-		try {
-			if (!socket.isClosed()) {
-				socket.setSoLinger(true, 0);
-				socket.close();
-				this.resets.incrementAndGet();
+	/**
+	 * Resets {@code sockets}: all of them are made to reset on close before any is
+	 * closed, so that a pump thread woken by the first close closes the others with an
+	 * RST too, never with a FIN.
+	 */
+	private void reset(List<Socket> sockets) {
+		for (Socket socket : sockets) {
+			try {
+				if (!socket.isClosed()) {
+					socket.setSoLinger(true, 0);
+					this.resets.incrementAndGet();
+				}
+			}
+			catch (IOException ex) {
+				// closed meanwhile
 			}
 		}
-		catch (IOException ex) {
-			// closed anyway
-		}
+		sockets.forEach(TcpProxy::closeQuietly);
 	}
 
 	@Override

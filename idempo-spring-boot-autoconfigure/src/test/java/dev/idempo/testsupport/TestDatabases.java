@@ -1,6 +1,7 @@
 package dev.idempo.testsupport;
 
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -274,6 +275,26 @@ public final class TestDatabases {
 			int colon = this.url.indexOf("//");
 			return new TestDatabase(this.description + " via " + scheme, scheme + this.url.substring(colon),
 					this.username, this.password);
+		}
+
+		/**
+		 * Starts a {@link TcpProxy} in front of this server.
+		 * @return the running proxy
+		 */
+		public TcpProxy proxy() {
+			URI real = URI.create(this.url.substring("jdbc:".length()));
+			return TcpProxy.start(0, real.getHost(), real.getPort());
+		}
+
+		/**
+		 * This server as reached through {@code proxy}: the URL's host and port are the
+		 * proxy's.
+		 * @param proxy a proxy in front of this server
+		 * @return the server behind the proxy
+		 */
+		public TestDatabase through(TcpProxy proxy) {
+			String proxied = this.url.replaceFirst("//[^/]+/", "//127.0.0.1:" + proxy.port() + "/");
+			return new TestDatabase(this.description + " through a proxy", proxied, this.username, this.password);
 		}
 
 		/**

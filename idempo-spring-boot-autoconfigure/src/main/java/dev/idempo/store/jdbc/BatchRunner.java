@@ -606,7 +606,8 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 
 	/**
 	 * The session died: every claim on it is lost. Claims of the batch go back to the
-	 * queue once, for a new connection, unless this batch opened the one that died.
+	 * queue once, for a new connection, unless this batch opened the one that died or
+	 * their callers no longer wait.
 	 */
 	private void died(LockSession session, Batch batch, Exception failure, boolean opened, String reason) {
 		if (session.isOpen()) {
@@ -616,8 +617,10 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 			if (claim.isDone()) {
 				continue;
 			}
-			if (!opened && claim.retries() == 0) {
-				// a connection that died while idle: once more on a new one
+			if (!opened && claim.retries() == 0 && claim.isAwaited()) {
+				// a connection that died while idle: once more on a new one (not when the
+				// connection stopped answering until its caller's time was up: opening
+				// another would only keep the caller waiting longer)
 				claim.requeue();
 				pool().claims().add(claim);
 			}

@@ -240,7 +240,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		}
 		ClaimResult result = null;
 		try {
-			Operation claim = Operation.claim(mine);
+			Operation claim = Operation.claim(mine, deadline);
 			if (!this.pool.runClaim(claim, deadline)) {
 				throw busy();
 			}

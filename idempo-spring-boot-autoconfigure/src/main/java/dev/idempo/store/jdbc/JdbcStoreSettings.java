@@ -108,13 +108,16 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 
 	/**
 	 * How long a lock session's connection waits for the server to answer at all before
-	 * its driver gives it up as dead: twice the timeout, at least 10 seconds. Statement
-	 * timeouts (which leave the connection alive) fire well before it.
+	 * its driver gives it up as dead: twice the timeout in whole seconds. The server
+	 * bounds every statement of a session by the timeout (statement and lock-wait
+	 * timeouts, which leave the connection alive and answer with an error), so a live
+	 * server has answered well before this; a round trip unanswered for twice as long
+	 * means a cut connection or a server that no longer answers, and ending the session
+	 * is what bounds the requests that wait for it.
 	 * @return the network timeout
 	 */
 	Duration networkTimeout() {
-		Duration twice = this.timeout.multipliedBy(2);
-		return (twice.compareTo(Duration.ofSeconds(10)) > 0) ? twice : Duration.ofSeconds(10);
+		return Duration.ofSeconds(2L * timeoutSeconds());
 	}
 
 	/**

@@ -59,6 +59,12 @@ final class Operation {
 	/** The record's time to live in microseconds (complete only). */
 	final long ttlMicros;
 
+	/**
+	 * The {@link System#nanoTime()} until which the caller waits for a claim to start;
+	 * unused for completes and releases.
+	 */
+	private final long deadline;
+
 	private final Thread waiter;
 
 	private final AtomicInteger state = new AtomicInteger(QUEUED);
@@ -74,24 +80,32 @@ final class Operation {
 
 	private @Nullable Throwable failure;
 
-	private Operation(Kind kind, Holder holder, @Nullable StoredRecord record, long ttlMicros) {
+	private Operation(Kind kind, Holder holder, @Nullable StoredRecord record, long ttlMicros, long deadline) {
 		this.kind = kind;
 		this.holder = holder;
 		this.record = record;
 		this.ttlMicros = ttlMicros;
+		this.deadline = deadline;
 		this.waiter = Thread.currentThread();
 	}
 
-	static Operation claim(Holder holder) {
-		return new Operation(Kind.CLAIM, holder, null, 0);
+	/**
+	 * A claim.
+	 * @param holder the claim's holder in the guard
+	 * @param deadline the {@link System#nanoTime()} after which its caller no longer
+	 * waits for it to start: a claim whose session died under it goes back to the queue
+	 * only before then
+	 */
+	static Operation claim(Holder holder, long deadline) {
+		return new Operation(Kind.CLAIM, holder, null, 0, deadline);
 	}
 
 	static Operation complete(Holder holder, StoredRecord record, long ttlMicros) {
-		return new Operation(Kind.COMPLETE, holder, record, ttlMicros);
+		return new Operation(Kind.COMPLETE, holder, record, ttlMicros, 0);
 	}
 
 	static Operation release(Holder holder) {
-		return new Operation(Kind.RELEASE, holder, null, 0);
+		return new Operation(Kind.RELEASE, holder, null, 0, 0);
 	}
 
 	/**
@@ -121,6 +135,16 @@ final class Operation {
 
 	int retries() {
 		return this.retries;
+	}
+
+	/**
+	 * Whether the caller still waits for the operation to start, so that it is worth
+	 * putting back in the queue: always for a complete or release, for a claim until its
+	 * deadline.
+	 * @return whether its caller still waits
+	 */
+	boolean isAwaited() {
+		return this.kind != Kind.CLAIM || System.nanoTime() - this.deadline < 0;
 	}
 
 	boolean isQueued() {

@@ -10,6 +10,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -36,6 +37,7 @@ import dev.idempo.store.LockingStore;
 import dev.idempo.store.LockingStoreContractTest;
 import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.StoredRecord;
+import dev.idempo.testsupport.TcpProxy;
 import dev.idempo.testsupport.TestDatabases.TestDatabase;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -76,8 +78,18 @@ abstract class JdbcLockingStoreTests extends LockingStoreContractTest {
 	 * Where lock sessions come from.
 	 * @return the data source
 	 */
-	DataSource dataSource() {
-		return database().dataSource();
+	final DataSource dataSource() {
+		return dataSource(database());
+	}
+
+	/**
+	 * Where lock sessions come from, on {@code database} (the server, or the server
+	 * through a proxy).
+	 * @param database the server
+	 * @return the data source
+	 */
+	DataSource dataSource(TestDatabase database) {
+		return database.dataSource();
 	}
 
 	/**
@@ -174,6 +186,34 @@ abstract class JdbcLockingStoreTests extends LockingStoreContractTest {
 				return;
 			}
 			assertThat(idleTimeoutSeconds(connection)).isEqualTo(60).isNotEqualTo(before);
+		}
+	}
+
+	@Test
+	void aClaimWhoseSessionStopsAnsweringFailsAtTheNetworkTimeoutWithoutOpeningAnother() {
+		JdbcStoreSettings settings = settings().withLockSessions(1).withTimeout(Duration.ofSeconds(1));
+		try (TcpProxy proxy = database().proxy()) {
+			JdbcLockingStore store = extraStore(dataSource(database().through(proxy)), settings);
+			Lease warm = ((ClaimResult.Acquired) store.claim(newKey(), LOCK_TTL)).lease();
+			assertThat(store.release(warm)).isTrue();
+			int connections = proxy.connections();
+			// the lock session's connection goes silent: nothing answers, nothing closes
+			proxy.blackHole();
+			long start = System.nanoTime();
+			CompletableFuture<ClaimResult> claim = CompletableFuture.supplyAsync(() -> store.claim(newKey(), LOCK_TTL));
+			// waits far longer than the bound, so that a hang fails here
+			assertThatExceptionOfType(ExecutionException.class)
+				.isThrownBy(() -> claim.get(settings.networkTimeout().toMillis() + 10_000, TimeUnit.MILLISECONDS))
+				.withCauseInstanceOf(LockingStoreException.class);
+			Duration failedAfter = Duration.ofNanos(System.nanoTime() - start);
+			assertThat(failedAfter).isGreaterThanOrEqualTo(settings.networkTimeout().minusMillis(100))
+				.isLessThan(settings.networkTimeout().plusSeconds(2));
+			// its caller's time is up: the claim is not tried again on a new session
+			assertThat(proxy.connections()).isEqualTo(connections);
+			proxy.forward();
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> store.claim(newKey(), LOCK_TTL) instanceof ClaimResult.Acquired acquired
+						&& store.release(acquired.lease()));
 		}
 	}
 

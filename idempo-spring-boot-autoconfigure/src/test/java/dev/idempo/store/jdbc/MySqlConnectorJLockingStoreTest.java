@@ -4,6 +4,8 @@ import java.util.Properties;
 
 import javax.sql.DataSource;
 
+import dev.idempo.testsupport.TestDatabases.TestDatabase;
+
 /**
  * The contract on MySQL or MariaDB through MySQL's own driver, {@code mysql-connector-j}.
  *
@@ -12,10 +14,10 @@ import javax.sql.DataSource;
 class MySqlConnectorJLockingStoreTest extends MySqlLockingStoreTest {
 
 	@Override
-	DataSource dataSource() {
+	DataSource dataSource(TestDatabase database) {
 		Properties properties = new Properties();
 		properties.setProperty("allowMultiQueries", "true");
-		return database().withScheme("jdbc:mysql:").dataSource(properties);
+		return database.withScheme("jdbc:mysql:").dataSource(properties);
 	}
 
 }

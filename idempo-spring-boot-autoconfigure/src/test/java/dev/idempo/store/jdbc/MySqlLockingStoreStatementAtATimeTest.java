@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;
+import dev.idempo.testsupport.TestDatabases.TestDatabase;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -30,8 +31,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class MySqlLockingStoreStatementAtATimeTest extends MySqlLockingStoreTest {
 
 	@Override
-	DataSource dataSource() {
-		return database().dataSource();
+	DataSource dataSource(TestDatabase database) {
+		return database.dataSource();
 	}
 
 	/**

@@ -39,10 +39,10 @@ class MySqlLockingStoreTest extends JdbcLockingStoreTests {
 	}
 
 	@Override
-	DataSource dataSource() {
+	DataSource dataSource(TestDatabase database) {
 		Properties properties = new Properties();
 		properties.setProperty("allowMultiQueries", "true");
-		return database().dataSource(properties);
+		return database.dataSource(properties);
 	}
 
 	@Override

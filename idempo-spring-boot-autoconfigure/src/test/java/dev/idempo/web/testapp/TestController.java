@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 
@@ -25,6 +26,7 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.ResponseStatus;
@@ -238,6 +240,37 @@ public class TestController {
 	Map<String, Object> slow() {
 		this.executions.block();
 		return Map.of("execution", this.executions.increment("slow"));
+	}
+
+	public record Receipt(String key, int execution, String nonce, String padding) {
+	}
+
+	/**
+	 * Counts its executions per idempotency key, and answers a body unique to the
+	 * execution (a random nonce, {@code size} bytes of padding), so that a replay is
+	 * recognisably one execution's response.
+	 */
+	@PostMapping("/per-key")
+	@Idempotent
+	Receipt perKey(@RequestHeader("Idempotency-Key") String key, @RequestParam(defaultValue = "0") int size) {
+		return receipt("per-key", key, size);
+	}
+
+	/**
+	 * As {@link #perKey}, but counts the execution first and then waits in
+	 * {@link Executions#holdHandlers() held} handlers until released.
+	 */
+	@PostMapping("/held")
+	@Idempotent
+	Receipt held(@RequestHeader("Idempotency-Key") String key, @RequestParam(defaultValue = "0") int size) {
+		Receipt receipt = receipt("held", key, size);
+		this.executions.block();
+		return receipt;
+	}
+
+	private Receipt receipt(String endpoint, String key, int size) {
+		int execution = this.executions.increment(endpoint + ":" + key);
+		return new Receipt(key, execution, UUID.randomUUID().toString(), "x".repeat(size));
 	}
 
 	@PostMapping("/redirect")
