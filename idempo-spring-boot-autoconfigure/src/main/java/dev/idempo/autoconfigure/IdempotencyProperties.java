@@ -375,8 +375,9 @@ public class IdempotencyProperties {
 			/**
 			 * How many replicas must acknowledge a stored response (Redis WAIT) before it
 			 * is sent. 0 does not wait. Fewer acknowledgements in time are counted, not
-			 * failed: the handler has run, so the response is sent anyway. Not supported
-			 * with Redis Cluster.
+			 * failed: the handler has run, so the response is sent anyway. Lettuce only,
+			 * standalone or Sentinel (not Redis Cluster, not Jedis); each complete then
+			 * runs on a connection of its own, so enable Lettuce's pool.
 			 */
 			private int replicaAcknowledgements;
 

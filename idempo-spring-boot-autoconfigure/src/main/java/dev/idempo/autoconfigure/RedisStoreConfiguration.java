@@ -82,6 +82,14 @@ class RedisStoreConfiguration {
 					"Set idempo.store.redis.replica-acknowledgement-timeout to a positive duration such as 1s "
 							+ "(Redis would wait forever for 0).");
 		}
+		if (replicas > 0 && !(LETTUCE_PRESENT && Lettuce.isLettuce(connectionFactory))) {
+			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
+					"idempo.store.redis.replica-acknowledgements is " + replicas
+							+ ", but the Redis connection factory is " + connectionFactory.getClass().getSimpleName()
+							+ ": WAIT must follow the write on the same connection, which only Lettuce guarantees.",
+					"Set idempo.store.redis.replica-acknowledgements to 0, or use Lettuce (Spring Boot's default "
+							+ "Redis client).");
+		}
 		if (replicas > 0 && LETTUCE_PRESENT && Lettuce.isCluster(connectionFactory)) {
 			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
 					"idempo.store.redis.replica-acknowledgements is " + replicas
@@ -92,6 +100,10 @@ class RedisStoreConfiguration {
 
 	/** Apart, so that Lettuce is needed only when it is the client. */
 	private static final class Lettuce {
+
+		static boolean isLettuce(RedisConnectionFactory connectionFactory) {
+			return connectionFactory instanceof LettuceConnectionFactory;
+		}
 
 		static boolean isCluster(RedisConnectionFactory connectionFactory) {
 			return connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();

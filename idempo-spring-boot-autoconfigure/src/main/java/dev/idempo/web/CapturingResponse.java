@@ -56,8 +56,11 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	private final BufferBudget budget;
 
-	/** Bytes reserved from {@link #budget}: the most held at once so far. */
+	/** Bytes reserved from {@link #budget}: the buffer's largest capacity so far. */
 	private long reserved;
+
+	/** Whether {@link #releaseBudget()} ran: the request has ended. */
+	private boolean budgetReleased;
 
 	private boolean streamed;
 
@@ -209,7 +212,8 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 * ends, since the held bytes stay in memory until then. Calling it again does
 	 * nothing.
 	 */
-	public void releaseBudget() {
+	public synchronized void releaseBudget() {
+		this.budgetReleased = true;
 		long bytes = this.reserved;
 		if (bytes > 0) {
 			this.reserved = 0;
@@ -218,11 +222,19 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * Reserves room for the buffer to grow to {@code size} bytes.
+	 * Reserves room for the buffer to hold {@code size} bytes: the capacity it grows to
+	 * (it doubles), not only the bytes in it. Synchronized with {@link #releaseBudget()},
+	 * which a container thread may call while a handler's own thread writes; once
+	 * released, nothing more is reserved.
 	 * @return whether it may
 	 */
-	private boolean reserve(long size) {
-		long more = size - this.reserved;
+	private synchronized boolean reserve(long size) {
+		if (this.budgetReleased) {
+			return false;
+		}
+		long capacity = this.buffer.capacity();
+		long target = (size <= capacity) ? capacity : Math.max(2 * capacity, size);
+		long more = target - this.reserved;
 		if (more <= 0) {
 			return true;
 		}
@@ -233,7 +245,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		else if (!this.budget.tryReserve(more)) {
 			return false;
 		}
-		this.reserved = size;
+		this.reserved = target;
 		return true;
 	}
 
@@ -504,6 +516,10 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 		byte[] array() {
 			return this.buf;
+		}
+
+		int capacity() {
+			return this.buf.length;
 		}
 
 	}

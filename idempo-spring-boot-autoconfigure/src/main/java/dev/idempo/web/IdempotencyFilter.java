@@ -195,12 +195,12 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 		@Override
 		public void onTimeout(AsyncEvent event) {
-			run();
+			// the bytes are held until the request completes, which follows
 		}
 
 		@Override
 		public void onError(AsyncEvent event) {
-			run();
+			// the bytes are held until the request completes, which follows
 		}
 
 		@Override

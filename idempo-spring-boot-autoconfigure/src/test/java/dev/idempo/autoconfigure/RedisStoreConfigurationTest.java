@@ -205,6 +205,30 @@ class RedisStoreConfigurationTest {
 	}
 
 	@Test
+	void replicaAcknowledgementsWithAClientOtherThanLettuceFailStartup() {
+		// only the start-up check meets this factory: it is never asked for a connection
+		RedisConnectionFactory notLettuce = (RedisConnectionFactory) java.lang.reflect.Proxy.newProxyInstance(
+				getClass().getClassLoader(), new Class<?>[] { RedisConnectionFactory.class }, (proxy, method, args) -> {
+					return switch (method.getName()) {
+						case "toString" -> "not Lettuce";
+						case "hashCode" -> System.identityHashCode(proxy);
+						case "equals" -> proxy == args[0];
+						default -> throw new UnsupportedOperationException(method.getName());
+					};
+				});
+		this.contextRunner
+			.withBean(RedisStoreConfiguration.CONNECTION_FACTORY_BEAN_NAME, RedisConnectionFactory.class,
+					() -> notLettuce)
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url(),
+					"idempo.store.redis.replica-acknowledgements=1")
+			.run((context) -> {
+				FailureAnalysis analysis = failureAnalysis(context);
+				assertThat(analysis.getDescription()).contains("only Lettuce guarantees");
+				assertThat(analysis.getAction()).contains("idempo.store.redis.replica-acknowledgements");
+			});
+	}
+
+	@Test
 	void otherUnavailableStoresKeepTheirMessage() {
 		this.contextRunner.withPropertyValues("idempo.store.type=postgres").run((context) -> {
 			FailureAnalysis analysis = failureAnalysis(context);

@@ -58,18 +58,23 @@ class CapturingResponseTest {
 
 	@Test
 	void heldBytesAreReservedAndAResponseBeyondTheBudgetGoesOutUnstored() throws IOException {
-		BufferBudget budget = new BufferBudget(10);
+		BufferBudget budget = new BufferBudget(100);
 		MockHttpServletResponse servletResponse = new MockHttpServletResponse();
 		CapturingResponse response = new CapturingResponse(servletResponse, budget);
 		response.startCapture(1024);
-		response.getOutputStream().write("123456".getBytes(StandardCharsets.UTF_8));
-		assertThat(budget.used()).isEqualTo(6);
+		String first = "123456";
+		String second = "a".repeat(40);
+		String third = "b".repeat(40);
+		response.getOutputStream().write(first.getBytes(StandardCharsets.UTF_8));
+		assertThat(budget.used()).as("the buffer's first capacity").isEqualTo(32);
+		response.getOutputStream().write(second.getBytes(StandardCharsets.UTF_8));
+		assertThat(budget.used()).as("the capacity it doubled to").isEqualTo(64);
 		assertThat(servletResponse.getContentAsByteArray()).isEmpty();
-		response.getOutputStream().write("7890ab".getBytes(StandardCharsets.UTF_8));
-		assertThat(response.isOverBudget()).isTrue();
+		response.getOutputStream().write(third.getBytes(StandardCharsets.UTF_8));
+		assertThat(response.isOverBudget()).as("doubling again would take 128 bytes").isTrue();
 		assertThat(response.isOverflowed()).isTrue();
 		assertThat(response.isCapturing()).isFalse();
-		assertThat(servletResponse.getContentAsString()).isEqualTo("1234567890ab");
+		assertThat(servletResponse.getContentAsString()).isEqualTo(first + second + third);
 		assertThat(budget.refused()).isEqualTo(1);
 		response.releaseBudget();
 		response.releaseBudget();
@@ -84,7 +89,7 @@ class CapturingResponseTest {
 		response.startHolding();
 		response.getOutputStream().write("held whole".getBytes(StandardCharsets.UTF_8));
 		assertThat(response.isOverBudget()).isFalse();
-		assertThat(budget.used()).isEqualTo(10);
+		assertThat(budget.used()).as("the buffer's capacity, over the budget").isEqualTo(32);
 		assertThat(servletResponse.getContentAsByteArray()).isEmpty();
 		CapturingResponse other = new CapturingResponse(new MockHttpServletResponse(), budget);
 		other.startCapture(1024);

@@ -98,8 +98,7 @@ public final class RedisLockingStore implements LockingStore {
 
 	private static final byte[] COMPLETED = bytes("completed");
 
-	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(
-			"org.springframework.data.redis.connection.lettuce.LettuceConnection",
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
 			RedisLockingStore.class.getClassLoader());
 
 	private static final Log logger = LogFactory.getLog(RedisLockingStore.class);
@@ -175,12 +174,17 @@ public final class RedisLockingStore implements LockingStore {
 	 * <li>claims are replicated: only completes wait, so a failover may still free a key
 	 * whose handler runs, and a retry runs it alongside (as after a lost lease).</li>
 	 * </ul>
-	 * With Lettuce the write and its {@code WAIT} go, pipelined, on a connection of their
-	 * own rather than on the connection shared by all requests: a {@code WAIT} blocks its
+	 * The write and its {@code WAIT} go, one after the other, on a connection of their
+	 * own (Spring Data Redis's dedicated connection of a pipeline) rather than on the
+	 * connection Lettuce shares between all requests: a {@code WAIT} blocks its
 	 * connection on the server, and on the shared one it would hold up every other
-	 * request's commands until the replicas answer or the timeout passes. Not supported
-	 * with Redis Cluster, where the write goes to the key's master: there completes do
-	 * not wait and are counted as unacknowledged.
+	 * request's commands until the replicas answer or the timeout passes. Unless the
+	 * connection factory pools connections, that is a new connection per complete. A
+	 * failed or timed-out {@code WAIT} (keep {@code timeout} below the client's command
+	 * timeout) counts as unacknowledged; the record stays stored. Lettuce only, and not
+	 * with Redis Cluster, where the write goes to the key's master, nor with Jedis, whose
+	 * client may run each command on another pooled connection: there completes do not
+	 * wait and are counted as unacknowledged.
 	 * @param replicas how many replicas must acknowledge; 0 turns waiting off
 	 * @param timeout how long a complete waits for them at most; positive (Redis would
 	 * take 0 as forever)
@@ -264,25 +268,24 @@ public final class RedisLockingStore implements LockingStore {
 	 */
 	private boolean completeAwaitingReplicas(byte[][] keysAndArgs, byte[][] waitArguments) {
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
-			if (connection instanceof RedisClusterConnection) {
-				boolean stored = isOne(evalShaOrEval(connection, COMPLETE_SCRIPT, 2, keysAndArgs), "complete");
-				if (stored) {
-					this.unacknowledgedCompletes.increment();
-					if (this.clusterWarned.compareAndSet(false, true)) {
-						logger.warn("idempo.store.redis.replica-acknowledgements is not supported with Redis Cluster; "
-								+ "completes do not wait for replicas");
-					}
+			if (connection instanceof RedisClusterConnection || !LETTUCE_PRESENT || !Lettuce.isLettuce(connection)) {
+				return completeWithoutWaiting(connection, keysAndArgs);
+			}
+			Object stored = Lettuce.complete(connection, keysAndArgs);
+			boolean completed = isOne(stored, "complete");
+			if (completed) {
+				// the record is stored whatever WAIT answers: a failure of WAIT is only a
+				// missing acknowledgement
+				Object acknowledged;
+				try {
+					acknowledged = Lettuce.await(connection, waitArguments);
 				}
-				return stored;
+				catch (RuntimeException ex) {
+					acknowledged = ex;
+				}
+				countAcknowledgement(acknowledged);
 			}
-			List<@Nullable Object> replies = (LETTUCE_PRESENT && Lettuce.isLettuce(connection))
-					? Lettuce.completeAndWait(connection, keysAndArgs, waitArguments)
-					: completeAndWait(connection, keysAndArgs, waitArguments);
-			boolean stored = isOne(replies.get(0), "complete");
-			if (stored) {
-				countAcknowledgement(replies.get(1));
-			}
-			return stored;
+			return completed;
 		}
 		catch (DataAccessException | PoolException ex) {
 			throw new LockingStoreException("Redis complete failed: " + ex.getMessage(), ex);
@@ -290,20 +293,21 @@ public final class RedisLockingStore implements LockingStore {
 	}
 
 	/**
-	 * The complete script and {@code WAIT}, one after the other on {@code connection},
-	 * for clients whose connections are not shared between threads (Jedis).
+	 * Where {@code WAIT} cannot follow the write on the same connection (Redis Cluster,
+	 * Jedis, whose unified client may run each command on another pooled connection):
+	 * stores without waiting and counts the record as unacknowledged.
 	 */
-	private static List<@Nullable Object> completeAndWait(RedisConnection connection, byte[][] keysAndArgs,
-			byte[][] waitArguments) {
-		Object stored = evalShaOrEval(connection, COMPLETE_SCRIPT, 2, keysAndArgs);
-		Object acknowledged;
-		try {
-			acknowledged = connection.execute("WAIT", waitArguments);
+	private boolean completeWithoutWaiting(RedisConnection connection, byte[][] keysAndArgs) {
+		boolean stored = isOne(evalShaOrEval(connection, COMPLETE_SCRIPT, 2, keysAndArgs), "complete");
+		if (stored) {
+			this.unacknowledgedCompletes.increment();
+			if (this.clusterWarned.compareAndSet(false, true)) {
+				logger.warn("idempo.store.redis.replica-acknowledgements needs a standalone or Sentinel Redis through "
+						+ "Lettuce; with " + connection.getClass().getSimpleName()
+						+ " completes do not wait for replicas");
+			}
 		}
-		catch (DataAccessException ex) {
-			acknowledged = ex;
-		}
-		return Arrays.asList(stored, acknowledged);
+		return stored;
 	}
 
 	private void countAcknowledgement(@Nullable Object reply) {
@@ -505,39 +509,28 @@ public final class RedisLockingStore implements LockingStore {
 		}
 
 		/**
-		 * The complete script and {@code WAIT}, pipelined: Spring Data Redis sends a
-		 * pipeline on a dedicated connection, never on the shared one, which a blocked
-		 * {@code WAIT} would hold up for every request. One round trip; on
-		 * {@code NOSCRIPT} a second with {@code EVAL}.
-		 * @return the script's reply and {@code WAIT}'s (a number of replicas, or the
-		 * exception that took its place)
+		 * Runs the complete script in a pipeline of its own: Spring Data Redis sends a
+		 * pipeline on the connection's dedicated connection, never on the one shared by
+		 * all requests, and keeps that connection until the connection is closed, so that
+		 * {@link #await} runs on the connection that wrote. On {@code NOSCRIPT} (the
+		 * script never ran) it is sent again with {@code EVAL}.
+		 * @return the script's reply
 		 */
-		static List<@Nullable Object> completeAndWait(RedisConnection connection, byte[][] keysAndArgs,
-				byte[][] waitArguments) {
+		static @Nullable Object complete(RedisConnection connection, byte[][] keysAndArgs) {
 			try {
-				return pipeline(connection, true, keysAndArgs, waitArguments);
+				return script(connection, true, keysAndArgs);
 			}
 			catch (RedisPipelineException ex) {
-				if (!isNoScript(ex) && ex.getPipelineResult().stream().noneMatch(Lettuce::isNoScriptReply)) {
+				if (!isNoScript(ex)) {
 					throw ex;
 				}
-				return pipeline(connection, false, keysAndArgs, waitArguments);
+				return script(connection, false, keysAndArgs);
 			}
 		}
 
-		private static boolean isNoScriptReply(@Nullable Object reply) {
-			return reply instanceof Throwable failure && isNoScript(failure);
-		}
-
-		/**
-		 * Sends the pipeline.
-		 * @throws RedisPipelineException if the script failed, or the pipeline as a whole
-		 */
-		private static List<@Nullable Object> pipeline(RedisConnection connection, boolean bySha, byte[][] keysAndArgs,
-				byte[][] waitArguments) {
+		private static @Nullable Object script(RedisConnection connection, boolean bySha, byte[][] keysAndArgs) {
 			LettuceConnection lettuce = (LettuceConnection) connection;
 			lettuce.openPipeline();
-			List<@Nullable Object> replies;
 			try {
 				if (bySha) {
 					lettuce.scriptingCommands()
@@ -547,27 +540,47 @@ public final class RedisLockingStore implements LockingStore {
 					lettuce.scriptingCommands()
 						.eval(COMPLETE_SCRIPT.source(), COMPLETE_SCRIPT.returnType(), 2, keysAndArgs);
 				}
+			}
+			catch (RuntimeException ex) {
+				abandon(lettuce);
+				throw ex;
+			}
+			List<@Nullable Object> replies = lettuce.closePipeline();
+			if (replies.size() != 1) {
+				throw new LockingStoreException(
+						"Redis answered a complete pipeline with " + replies.size() + " replies, expected 1");
+			}
+			return replies.get(0);
+		}
+
+		/**
+		 * {@code WAIT}, on the dedicated connection that ran {@link #complete}: it waits
+		 * for the replicas to have every write made on that connection.
+		 * @return the number of replicas that acknowledged
+		 */
+		static @Nullable Object await(RedisConnection connection, byte[][] waitArguments) {
+			LettuceConnection lettuce = (LettuceConnection) connection;
+			lettuce.openPipeline();
+			try {
 				// Spring Data Redis does not know WAIT's reply type: say it
 				lettuce.execute("WAIT", new IntegerOutput<>(ByteArrayCodec.INSTANCE), waitArguments);
 			}
-			finally {
-				try {
-					replies = lettuce.closePipeline();
-				}
-				catch (RedisPipelineException ex) {
-					List<Object> partial = ex.getPipelineResult();
-					if (partial.size() != 2 || partial.get(0) instanceof Throwable) {
-						throw ex;
-					}
-					// the record's fate is known; only WAIT failed (a timeout, say)
-					replies = partial;
-				}
+			catch (RuntimeException ex) {
+				abandon(lettuce);
+				throw ex;
 			}
-			if (replies.size() != 2) {
-				throw new LockingStoreException(
-						"Redis answered a complete and WAIT pipeline with " + replies.size() + " replies, expected 2");
+			List<@Nullable Object> replies = lettuce.closePipeline();
+			return replies.isEmpty() ? null : replies.get(0);
+		}
+
+		/** Ends a pipeline whose commands could not all be queued. */
+		private static void abandon(LettuceConnection lettuce) {
+			try {
+				lettuce.closePipeline();
 			}
-			return replies;
+			catch (RuntimeException ex) {
+				// the failure that led here is the one to report
+			}
 		}
 
 	}

@@ -3,6 +3,7 @@ package dev.idempo.store.redis;
 import java.time.Duration;
 import java.util.UUID;
 
+import io.lettuce.core.RedisURI;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -103,6 +104,38 @@ class RedisLockingStoreTest extends AbstractRedisLockingStoreTest {
 		assertThat(waiting.unacknowledgedCompletes()).isEqualTo(1);
 		assertThat(redisStore().withReplicaAcknowledgements(0, Duration.ofSeconds(1)).replicaAcknowledgements())
 			.isZero();
+	}
+
+	/**
+	 * A {@code WAIT} that outlives the client's command timeout fails on the client; the
+	 * record is stored all the same, so the complete succeeds and is counted as
+	 * unacknowledged, never as a store failure (which would tell the caller that a retry
+	 * runs the handler again).
+	 */
+	@Test
+	void waitThatTimesOutOnTheClientStillReportsTheStoredRecord() {
+		RedisURI uri = RedisURI.create(TestRedis.server().url());
+		LettuceClientConfiguration.LettuceClientConfigurationBuilder client = LettuceClientConfiguration.builder()
+			.commandTimeout(Duration.ofMillis(300));
+		if (uri.isSsl()) {
+			client.useSsl();
+		}
+		LettuceConnectionFactory impatient = new LettuceConnectionFactory(
+				LettuceConnectionFactory.createRedisConfiguration(uri), client.build());
+		impatient.afterPropertiesSet();
+		impatient.start();
+		try {
+			RedisLockingStore waiting = new RedisLockingStore(impatient, keyPrefix()).withReplicaAcknowledgements(1000,
+					Duration.ofSeconds(2));
+			String key = newKey();
+			Lease lease = ((ClaimResult.Acquired) waiting.claim(key, LOCK_TTL)).lease();
+			assertThat(waiting.complete(lease, record("stored"), TTL)).isTrue();
+			assertThat(waiting.unacknowledgedCompletes()).isEqualTo(1);
+			assertThat(store().claim(key, LOCK_TTL)).isEqualTo(new ClaimResult.Completed(record("stored")));
+		}
+		finally {
+			impatient.destroy();
+		}
 	}
 
 }

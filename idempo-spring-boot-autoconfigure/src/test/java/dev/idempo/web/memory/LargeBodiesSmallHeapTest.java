@@ -112,7 +112,8 @@ class LargeBodiesSmallHeapTest {
 			assertWhole(response.body());
 		}
 		assertThat(process.isAlive()).isTrue();
-		// one at a time now: the stored ones replay, the others run again
+		// one at a time now: the ones stored under the load replay, the others run again,
+		// alone, within the budget, and are stored
 		int replayed = 0;
 		for (String key : keys) {
 			HttpResponse<byte[]> again = download(client, List.of(key)).get(0);
@@ -122,8 +123,14 @@ class LargeBodiesSmallHeapTest {
 				replayed++;
 			}
 		}
-		assertThat(replayed).as("responses stored within the budget").isPositive();
-		assertThat(replayed).as("responses beyond the budget, not stored").isLessThan(CONCURRENT);
+		for (String key : keys) {
+			HttpResponse<byte[]> third = download(client, List.of(key)).get(0);
+			assertThat(third.headers().firstValue("Idempotent-Replayed")).as("every response stored by now")
+				.isPresent();
+			assertWhole(third.body());
+		}
+		System.out.printf("[idempo tests] 64 concurrent 6 MB responses on a 256 MB heap: %d stored under the load%n",
+				replayed);
 	}
 
 	private static List<HttpResponse<byte[]>> download(HttpClient client, List<String> keys) {
