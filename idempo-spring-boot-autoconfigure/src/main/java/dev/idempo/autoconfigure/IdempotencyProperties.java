@@ -436,10 +436,19 @@ public class IdempotencyProperties {
 			 * Longest a store operation waits for a free lock session, the statement
 			 * timeout of its SQL and the connect/login timeout of the connections idempo
 			 * opens (whole seconds). Beyond it the request fails like any store failure
-			 * (idempo.store-failure). A lock session whose server does not answer for
-			 * twice this is given up.
+			 * (idempo.store-failure).
 			 */
 			private Duration timeout = Duration.ofSeconds(5);
+
+			/**
+			 * How long a lock session waits for its server to answer at all before it is
+			 * given up as dead (a cut connection, a server that stopped answering), with
+			 * the claims on it; also what bounds a request whose lock session stops
+			 * answering. Unset: twice the timeout, at least 10s. Keep it above the
+			 * longest stall you expect from the database (a commit waiting for its disk),
+			 * since a session given up under a running handler loses its claim.
+			 */
+			private @Nullable Duration networkTimeout;
 
 			/**
 			 * How often idle lock sessions are checked. Claims on a session found dead
@@ -475,6 +484,14 @@ public class IdempotencyProperties {
 
 			public void setTimeout(Duration timeout) {
 				this.timeout = timeout;
+			}
+
+			public @Nullable Duration getNetworkTimeout() {
+				return this.networkTimeout;
+			}
+
+			public void setNetworkTimeout(@Nullable Duration networkTimeout) {
+				this.networkTimeout = networkTimeout;
 			}
 
 			public Duration getSessionCheckInterval() {

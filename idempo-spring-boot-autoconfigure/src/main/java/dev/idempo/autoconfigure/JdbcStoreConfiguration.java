@@ -85,7 +85,8 @@ class JdbcStoreConfiguration {
 	static JdbcStoreSettings settings(IdempotencyProperties properties) {
 		IdempotencyProperties.Store.Jdbc jdbc = properties.getStore().getJdbc();
 		return new JdbcStoreSettings(jdbc.getTableName(), jdbc.getLockSessions(), jdbc.getTimeout(),
-				jdbc.getSessionCheckInterval(), jdbc.getCleanup().getInterval(), jdbc.getCleanup().getBatchSize());
+				jdbc.getSessionCheckInterval(), jdbc.getCleanup().getInterval(), jdbc.getCleanup().getBatchSize(),
+				jdbc.getNetworkTimeout());
 	}
 
 	/**

@@ -171,6 +171,17 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		batch.releases.removeIf((release) -> lostAlready(session, release));
 		boolean opened = false;
 		if (!session.isOpen() && !batch.claims.isEmpty()) {
+			// a claim whose caller no longer waits opens no connection: its login could
+			// outlast the caller by far (a database that accepts and then stays silent)
+			batch.claims.removeIf((claim) -> {
+				if (claim.isAwaited()) {
+					return false;
+				}
+				claim.fail(new LockingStoreException("Timed out waiting for an idempotency lock session"));
+				return true;
+			});
+		}
+		if (!session.isOpen() && !batch.claims.isEmpty()) {
 			try {
 				opened = pool().openIfNeeded(session);
 			}

@@ -20,21 +20,46 @@ import org.springframework.util.Assert;
  * @param cleanupInterval how often expired rows are deleted
  * @param cleanupBatchSize the most rows one {@code DELETE} removes; a cleanup run repeats
  * it while full batches come back
+ * @param networkTimeout how long a lock session's connection waits for the server to
+ * answer at all before its driver gives it up as dead, and its claims with it; also what
+ * bounds a request whose lock session stops answering. {@code null} for the default,
+ * twice the timeout in whole seconds and at least 10 seconds
  * @author idempo
  */
 public record JdbcStoreSettings(String tableName, int lockSessions, Duration timeout, Duration sessionCheckInterval,
-		Duration cleanupInterval, int cleanupBatchSize) {
+		Duration cleanupInterval, int cleanupBatchSize, Duration networkTimeout) {
 
 	/** The default table name, also the one written in the shipped schema scripts. */
 	public static final String DEFAULT_TABLE_NAME = "idempo_responses";
+
+	/** The least default network timeout. */
+	private static final Duration MIN_DEFAULT_NETWORK_TIMEOUT = Duration.ofSeconds(10);
 
 	public JdbcStoreSettings {
 		JdbcStoreSchema.checkTableName(tableName);
 		Assert.isTrue(lockSessions > 0, "'lockSessions' must be positive");
 		Assert.isTrue(isPositive(timeout), "'timeout' must be positive");
+		if (networkTimeout == null) {
+			networkTimeout = defaultNetworkTimeout(timeout);
+		}
+		Assert.isTrue(networkTimeout.compareTo(Duration.ofSeconds(1)) >= 0, "'networkTimeout' must be at least 1s");
 		Assert.isTrue(isPositive(sessionCheckInterval), "'sessionCheckInterval' must be positive");
 		Assert.isTrue(isPositive(cleanupInterval), "'cleanupInterval' must be positive");
 		Assert.isTrue(cleanupBatchSize > 0, "'cleanupBatchSize' must be positive");
+	}
+
+	/**
+	 * Settings with the default network timeout.
+	 * @param tableName the table name
+	 * @param lockSessions the number of lock sessions
+	 * @param timeout the timeout
+	 * @param sessionCheckInterval the session check interval
+	 * @param cleanupInterval how often expired rows are deleted
+	 * @param cleanupBatchSize the most rows one delete removes
+	 */
+	public JdbcStoreSettings(String tableName, int lockSessions, Duration timeout, Duration sessionCheckInterval,
+			Duration cleanupInterval, int cleanupBatchSize) {
+		this(tableName, lockSessions, timeout, sessionCheckInterval, cleanupInterval, cleanupBatchSize, null);
 	}
 
 	/**
@@ -54,7 +79,7 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 	 */
 	public JdbcStoreSettings withTableName(String tableName) {
 		return new JdbcStoreSettings(tableName, this.lockSessions, this.timeout, this.sessionCheckInterval,
-				this.cleanupInterval, this.cleanupBatchSize);
+				this.cleanupInterval, this.cleanupBatchSize, this.networkTimeout);
 	}
 
 	/**
@@ -64,7 +89,7 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 	 */
 	public JdbcStoreSettings withLockSessions(int lockSessions) {
 		return new JdbcStoreSettings(this.tableName, lockSessions, this.timeout, this.sessionCheckInterval,
-				this.cleanupInterval, this.cleanupBatchSize);
+				this.cleanupInterval, this.cleanupBatchSize, this.networkTimeout);
 	}
 
 	/**
@@ -73,8 +98,10 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 	 * @return the new settings
 	 */
 	public JdbcStoreSettings withTimeout(Duration timeout) {
+		// a default network timeout follows the timeout; one set explicitly stays
+		Duration network = this.networkTimeout.equals(defaultNetworkTimeout(this.timeout)) ? null : this.networkTimeout;
 		return new JdbcStoreSettings(this.tableName, this.lockSessions, timeout, this.sessionCheckInterval,
-				this.cleanupInterval, this.cleanupBatchSize);
+				this.cleanupInterval, this.cleanupBatchSize, network);
 	}
 
 	/**
@@ -84,7 +111,7 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 	 */
 	public JdbcStoreSettings withSessionCheckInterval(Duration sessionCheckInterval) {
 		return new JdbcStoreSettings(this.tableName, this.lockSessions, this.timeout, sessionCheckInterval,
-				this.cleanupInterval, this.cleanupBatchSize);
+				this.cleanupInterval, this.cleanupBatchSize, this.networkTimeout);
 	}
 
 	/**
@@ -95,7 +122,18 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 	 */
 	public JdbcStoreSettings withCleanup(Duration cleanupInterval, int cleanupBatchSize) {
 		return new JdbcStoreSettings(this.tableName, this.lockSessions, this.timeout, this.sessionCheckInterval,
-				cleanupInterval, cleanupBatchSize);
+				cleanupInterval, cleanupBatchSize, this.networkTimeout);
+	}
+
+	/**
+	 * A copy with another network timeout.
+	 * @param networkTimeout the network timeout, at least a second; {@code null} for the
+	 * default
+	 * @return the new settings
+	 */
+	public JdbcStoreSettings withNetworkTimeout(Duration networkTimeout) {
+		return new JdbcStoreSettings(this.tableName, this.lockSessions, this.timeout, this.sessionCheckInterval,
+				this.cleanupInterval, this.cleanupBatchSize, networkTimeout);
 	}
 
 	/**
@@ -107,17 +145,16 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 	}
 
 	/**
-	 * How long a lock session's connection waits for the server to answer at all before
-	 * its driver gives it up as dead: twice the timeout in whole seconds. The server
-	 * bounds every statement of a session by the timeout (statement and lock-wait
-	 * timeouts, which leave the connection alive and answer with an error), so a live
-	 * server has answered well before this; a round trip unanswered for twice as long
-	 * means a cut connection or a server that no longer answers, and ending the session
-	 * is what bounds the requests that wait for it.
-	 * @return the network timeout
+	 * The default network timeout: twice the timeout in whole seconds, at least 10
+	 * seconds. The server bounds most statements of a session by the timeout (statement
+	 * and lock-wait timeouts, which leave the connection alive and answer with an error),
+	 * but not every wait (a commit's disk flush, MySQL's writes, semi-synchronous
+	 * replication), and a pipeline's answers come together: a session given up too soon
+	 * loses the claims of requests whose handlers still run.
 	 */
-	Duration networkTimeout() {
-		return Duration.ofSeconds(2L * timeoutSeconds());
+	private static Duration defaultNetworkTimeout(Duration timeout) {
+		long twice = 2L * Math.max(1, (timeout.toMillis() + 999) / 1000);
+		return Duration.ofSeconds(Math.max(twice, MIN_DEFAULT_NETWORK_TIMEOUT.toSeconds()));
 	}
 
 	/**

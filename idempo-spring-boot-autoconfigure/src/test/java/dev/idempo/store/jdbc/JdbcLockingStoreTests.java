@@ -191,7 +191,11 @@ abstract class JdbcLockingStoreTests extends LockingStoreContractTest {
 
 	@Test
 	void aClaimWhoseSessionStopsAnsweringFailsAtTheNetworkTimeoutWithoutOpeningAnother() {
-		JdbcStoreSettings settings = settings().withLockSessions(1).withTimeout(Duration.ofSeconds(1));
+		// no background pings: one of them could meet the silent session first
+		JdbcStoreSettings settings = settings().withLockSessions(1)
+			.withTimeout(Duration.ofSeconds(1))
+			.withNetworkTimeout(Duration.ofSeconds(2))
+			.withSessionCheckInterval(Duration.ofMinutes(1));
 		try (TcpProxy proxy = database().proxy()) {
 			JdbcLockingStore store = extraStore(dataSource(database().through(proxy)), settings);
 			Lease warm = ((ClaimResult.Acquired) store.claim(newKey(), LOCK_TTL)).lease();

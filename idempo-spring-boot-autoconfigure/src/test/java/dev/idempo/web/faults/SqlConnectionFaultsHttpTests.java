@@ -17,11 +17,10 @@ import org.springframework.test.context.DynamicPropertyRegistry;
  * <li>A claim whose connection is reset is answered 503 at once: its session is dead, and
  * a new one cannot be opened while the proxy resets.</li>
  * <li>A claim whose round trip goes unanswered (black hole, or latency above the timeout)
- * waits for the lock session's network timeout, twice the timeout, and is answered 503:
- * the server ends its own statements at the timeout (statement and lock-wait timeouts),
- * so a round trip unanswered for twice as long means a dead connection, and the driver
- * gives the session up. The claim is not tried again on a new session, its caller's time
- * being up.</li>
+ * waits for the lock session's network timeout
+ * ({@code idempo.store.jdbc.network-timeout}, set here to twice the timeout), and is
+ * answered 503: the driver gives the session up. The claim is not tried again on a new
+ * session, its caller's time being up.</li>
  * <li>A complete is bounded the same way. Its lock dies with its session, so it answers
  * that the claim was lost: the client gets the handler's response, and whether the record
  * was stored depends on whether the server received the commit, which it processes even
@@ -39,6 +38,7 @@ abstract class SqlConnectionFaultsHttpTests extends ConnectionFaultsHttpTests {
 			String table) {
 		SqlStoreProperties.register(registry, database.through(proxy), storeType, table);
 		registry.add("idempo.store.jdbc.timeout", () -> TIMEOUT.toSeconds() + "s");
+		registry.add("idempo.store.jdbc.network-timeout", () -> networkTimeout().toSeconds() + "s");
 		// no background pings of idle sessions: a ping that holds the open session would
 		// send a claim to a session still to be opened, which latency makes slow
 		registry.add("idempo.store.jdbc.session-check-interval", () -> "1m");
@@ -46,7 +46,10 @@ abstract class SqlConnectionFaultsHttpTests extends ConnectionFaultsHttpTests {
 		registry.add("spring.datasource.hikari.connection-timeout", () -> "2000");
 	}
 
-	/** The lock sessions' network timeout: twice the timeout. */
+	/**
+	 * The lock sessions' network timeout, set to twice the timeout (by default it is at
+	 * least 10 s).
+	 */
 	static Duration networkTimeout() {
 		return TIMEOUT.multipliedBy(2);
 	}
