@@ -28,7 +28,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class BuildConventionsTests {
 
 	/** Properties whose default is computed, not a value. */
-	private static final Set<String> WITHOUT_DEFAULT = Set.of("idempo.store.jdbc.platform", "idempo.max-buffered-size");
+	private static final Set<String> WITHOUT_DEFAULT = Set.of("idempo.store.jdbc.platform", "idempo.max-buffered-size",
+			"idempo.store.jdbc.network-timeout");
 
 	@Test
 	void everyPropertyIsDescribedAndHasItsDefault() throws IOException {
