@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -253,8 +254,10 @@ public final class RedisLockingStore implements LockingStore {
 	public boolean complete(Lease lease, StoredRecord record, Duration ttl) {
 		Keys keys = keys(lease.key());
 		byte[] recordMillis = milliseconds(ttl, "ttl");
+		// this call's own id: the same call resent after a reconnect is told it stored
+		byte[] completion = bytes(Long.toHexString(ThreadLocalRandom.current().nextLong()));
 		byte[][] keysAndArgs = { keys.lock(), keys.record(), bytes(lease.token()), bytes(record.fingerprint()),
-				record.response(), recordMillis };
+				record.response(), recordMillis, completion };
 		byte[][] waitArguments = this.waitArguments;
 		if (waitArguments == null) {
 			return isOne(execute("complete", COMPLETE_SCRIPT, 2, keysAndArgs), "complete");

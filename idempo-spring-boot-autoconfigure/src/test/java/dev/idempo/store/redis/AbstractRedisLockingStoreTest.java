@@ -14,8 +14,10 @@ import dev.idempo.store.LockingStoreContractTest;
 import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.StoredRecord;
 
+import org.springframework.core.io.ClassPathResource;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.ReturnType;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -105,6 +107,36 @@ abstract class AbstractRedisLockingStoreTest extends LockingStoreContractTest {
 				.isLessThanOrEqualTo(TTL.toMillis());
 			assertThat(connection.keyCommands().exists(bytes(redisStore().lockKey(key)))).isFalse();
 		}
+	}
+
+	/**
+	 * Lettuce resends the commands that were in flight when its connection dropped: a
+	 * complete that stored its record and lost its reply runs again. The script then
+	 * finds its own record and says it stored (not that the lease was lost); any other
+	 * complete with the same token is refused as before.
+	 */
+	@Test
+	void completeSentAgainFindsItsOwnRecord() throws Exception {
+		String key = newKey();
+		Lease lease = acquire(key);
+		byte[] script = new ClassPathResource("dev/idempo/store/redis/complete.lua").getContentAsByteArray();
+		try (RedisConnection connection = connectionFactory().getConnection()) {
+			byte[][] keysAndArgs = { bytes(redisStore().lockKey(key)), bytes(redisStore().recordKey(key)),
+					bytes(lease.token()), bytes("fp-stored"), bytes("stored"), bytes(Long.toString(TTL.toMillis())),
+					bytes("call-1") };
+			assertThat((Long) connection.scriptingCommands().eval(script, ReturnType.INTEGER, 2, keysAndArgs))
+				.as("stored")
+				.isEqualTo(1L);
+			assertThat((Long) connection.scriptingCommands().eval(script, ReturnType.INTEGER, 2, keysAndArgs))
+				.as("the same call again")
+				.isEqualTo(1L);
+			keysAndArgs[6] = bytes("call-2");
+			keysAndArgs[4] = bytes("other");
+			assertThat((Long) connection.scriptingCommands().eval(script, ReturnType.INTEGER, 2, keysAndArgs))
+				.as("another call with the same token")
+				.isEqualTo(0L);
+		}
+		assertThat(store().claim(key, LOCK_TTL)).isEqualTo(new ClaimResult.Completed(record("stored")));
 	}
 
 	@Test
