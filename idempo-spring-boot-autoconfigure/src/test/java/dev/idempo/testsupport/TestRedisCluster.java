@@ -10,17 +10,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.stream.IntStream;
-import java.util.stream.Stream;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -133,16 +128,8 @@ public final class TestRedisCluster implements AutoCloseable {
 			node.process().destroy();
 		}
 		for (Node node : this.nodes) {
-			try {
-				if (!node.process().waitFor(10, TimeUnit.SECONDS)) {
-					node.process().destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-				}
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				node.process().destroyForcibly();
-			}
-			deleteRecursively(node.directory());
+			RedisProcesses.stop(node.process());
+			RedisProcesses.deleteRecursively(node.directory());
 		}
 		this.nodes.clear();
 		try {
@@ -179,7 +166,7 @@ public final class TestRedisCluster implements AutoCloseable {
 	private void startNodes(int masters) {
 		for (int i = 0; i < masters; i++) {
 			int port = freePortWithFreeBusPort();
-			Path directory = temporaryDirectory();
+			Path directory = RedisProcesses.temporaryDirectory("idempo-redis-cluster-");
 			Path log = directory.resolve("redis.log");
 			ProcessBuilder builder = new ProcessBuilder(this.executable.toString(), "--port", Integer.toString(port),
 					"--bind", "127.0.0.1", "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
@@ -193,12 +180,12 @@ public final class TestRedisCluster implements AutoCloseable {
 				process = builder.start();
 			}
 			catch (IOException ex) {
-				deleteRecursively(directory);
+				RedisProcesses.deleteRecursively(directory);
 				throw new UncheckedIOException("Could not run " + this.executable, ex);
 			}
 			Node node = new Node(port, directory, log, process);
 			this.nodes.add(node);
-			await("node on port " + port + " to answer PING", () -> {
+			RedisProcesses.await("node on port " + port + " to answer PING", START_TIMEOUT, () -> {
 				if (!process.isAlive()) {
 					throw new IllegalStateException("redis-server on port " + port + " exited with "
 							+ process.exitValue() + " (its log follows)");
@@ -229,7 +216,8 @@ public final class TestRedisCluster implements AutoCloseable {
 
 	private void awaitStateOk() {
 		String expectedNodes = "cluster_known_nodes:" + this.nodes.size();
-		await("every node to report cluster_state:ok with " + this.nodes.size() + " known nodes",
+		RedisProcesses.await("every node to report cluster_state:ok with " + this.nodes.size() + " known nodes",
+				START_TIMEOUT,
 				() -> this.nodes.stream()
 					.map((node) -> node.commands().clusterInfo())
 					.allMatch((info) -> info.contains("cluster_state:ok") && info.contains(expectedNodes)
@@ -250,31 +238,6 @@ public final class TestRedisCluster implements AutoCloseable {
 			}
 		}
 		return logs.toString();
-	}
-
-	private static void await(String what, BooleanSupplier condition) {
-		long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-		RedisException lastFailure = null;
-		while (System.nanoTime() < deadline) {
-			try {
-				if (condition.getAsBoolean()) {
-					return;
-				}
-			}
-			catch (RedisException ex) {
-				// not up yet
-				lastFailure = ex;
-			}
-			try {
-				Thread.sleep(50);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new IllegalStateException("Interrupted while waiting for " + what, ex);
-			}
-		}
-		throw new IllegalStateException("Timed out after " + START_TIMEOUT.toSeconds() + "s waiting for " + what
-				+ ((lastFailure != null) ? "; last failure: " + lastFailure : ""));
 	}
 
 	/**
@@ -298,24 +261,6 @@ public final class TestRedisCluster implements AutoCloseable {
 		}
 		catch (IOException ex) {
 			return false;
-		}
-	}
-
-	private static Path temporaryDirectory() {
-		try {
-			return Files.createTempDirectory("idempo-redis-cluster-");
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-	}
-
-	private static void deleteRecursively(Path directory) {
-		try (Stream<Path> paths = Files.walk(directory)) {
-			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
-		}
-		catch (IOException ex) {
-			// already gone
 		}
 	}
 

@@ -8,18 +8,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.function.Function;
-import java.util.stream.Stream;
 
 import io.lettuce.core.AclSetuserArgs;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.KillArgs;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -87,7 +83,7 @@ public final class TestRedisSentinel implements AutoCloseable {
 			group.replica = group.startServer("replica",
 					List.of("--replicaof", "127.0.0.1", Integer.toString(group.primary.port()), "--masteruser",
 							REPLICATION_USER, "--masterauth", REPLICATION_PASSWORD));
-			await("the replica to be in sync",
+			RedisProcesses.await("the replica to be in sync", START_TIMEOUT,
 					() -> group.replica.info("replication").contains("master_link_status:up"));
 			return group;
 		}
@@ -114,7 +110,7 @@ public final class TestRedisSentinel implements AutoCloseable {
 	public void startSentinel() {
 		try {
 			this.sentinel = startSentinelProcess();
-			await("the Sentinel to know the replica",
+			RedisProcesses.await("the Sentinel to know the replica", START_TIMEOUT,
 					() -> sentinelCommands((sentinel) -> !sentinel.sync().replicas(MASTER_NAME).isEmpty()));
 		}
 		catch (RuntimeException ex) {
@@ -149,7 +145,7 @@ public final class TestRedisSentinel implements AutoCloseable {
 			connection.sync().aclSetuser(REPLICATION_USER, AclSetuserArgs.Builder.off());
 			return connection.sync().clientKill(KillArgs.Builder.typeSlave());
 		});
-		await("the replica's link to go down",
+		RedisProcesses.await("the replica's link to go down", START_TIMEOUT,
 				() -> this.replica.info("replication").contains("master_link_status:down"));
 	}
 
@@ -172,8 +168,9 @@ public final class TestRedisSentinel implements AutoCloseable {
 	 * @param timeout how long at most
 	 */
 	public void awaitReplicaPromoted(Duration timeout) {
-		await("the Sentinel to promote the replica", timeout, () -> currentPrimaryPort() == this.replica.port()
-				&& this.replica.info("replication").contains("role:master"));
+		RedisProcesses.await("the Sentinel to promote the replica", timeout,
+				() -> currentPrimaryPort() == this.replica.port()
+						&& this.replica.info("replication").contains("role:master"));
 	}
 
 	@Override
@@ -182,16 +179,8 @@ public final class TestRedisSentinel implements AutoCloseable {
 			server.process().destroy();
 		}
 		for (Server server : this.servers) {
-			try {
-				if (!server.process().waitFor(10, TimeUnit.SECONDS)) {
-					server.process().destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-				}
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				server.process().destroyForcibly();
-			}
-			deleteRecursively(server.directory());
+			RedisProcesses.stop(server.process());
+			RedisProcesses.deleteRecursively(server.directory());
 		}
 		this.servers.clear();
 		try {
@@ -208,7 +197,7 @@ public final class TestRedisSentinel implements AutoCloseable {
 
 	private Server startServer(String name, List<String> extraArguments) {
 		int port = TestRedis.freePort();
-		Path directory = temporaryDirectory();
+		Path directory = RedisProcesses.temporaryDirectory("idempo-redis-sentinel-");
 		List<String> command = new ArrayList<>(
 				List.of(this.executable.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1", "--dir",
 						directory.toString(), "--save", "", "--appendonly", "no", "--daemonize", "no"));
@@ -218,7 +207,7 @@ public final class TestRedisSentinel implements AutoCloseable {
 
 	private Server startSentinelProcess() {
 		int port = this.sentinelPort;
-		Path directory = temporaryDirectory();
+		Path directory = RedisProcesses.temporaryDirectory("idempo-redis-sentinel-");
 		Path configuration = directory.resolve("sentinel.conf");
 		String text = String.join("\n", "port " + port, "bind 127.0.0.1", "dir " + directory,
 				"sentinel monitor " + MASTER_NAME + " 127.0.0.1 " + this.primary.port() + " 1",
@@ -244,12 +233,12 @@ public final class TestRedisSentinel implements AutoCloseable {
 				.start();
 		}
 		catch (IOException ex) {
-			deleteRecursively(directory);
+			RedisProcesses.deleteRecursively(directory);
 			throw new UncheckedIOException("Could not run " + this.executable, ex);
 		}
 		Server server = new Server(name, port, directory, log, process);
 		this.servers.add(server);
-		await(name + " on port " + port + " to answer PING", () -> {
+		RedisProcesses.await(name + " on port " + port + " to answer PING", START_TIMEOUT, () -> {
 			if (!process.isAlive()) {
 				throw new IllegalStateException(
 						name + " on port " + port + " exited with " + process.exitValue() + " (its log follows)");
@@ -302,53 +291,6 @@ public final class TestRedisSentinel implements AutoCloseable {
 			.socketOptions(SocketOptions.builder().connectTimeout(Duration.ofSeconds(2)).build())
 			.build());
 		return client;
-	}
-
-	private static void await(String what, BooleanSupplier condition) {
-		await(what, START_TIMEOUT, condition);
-	}
-
-	private static void await(String what, Duration timeout, BooleanSupplier condition) {
-		long deadline = System.nanoTime() + timeout.toNanos();
-		RedisException lastFailure = null;
-		while (System.nanoTime() < deadline) {
-			try {
-				if (condition.getAsBoolean()) {
-					return;
-				}
-			}
-			catch (RedisException ex) {
-				// not there yet
-				lastFailure = ex;
-			}
-			try {
-				Thread.sleep(50);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new IllegalStateException("Interrupted while waiting for " + what, ex);
-			}
-		}
-		throw new IllegalStateException("Timed out after " + timeout.toSeconds() + "s waiting for " + what
-				+ ((lastFailure != null) ? "; last failure: " + lastFailure : ""));
-	}
-
-	private static Path temporaryDirectory() {
-		try {
-			return Files.createTempDirectory("idempo-redis-sentinel-");
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-	}
-
-	private static void deleteRecursively(Path directory) {
-		try (Stream<Path> paths = Files.walk(directory)) {
-			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
-		}
-		catch (IOException ex) {
-			// already gone
-		}
 	}
 
 	private record Server(String name, int port, Path directory, Path log, Process process) {
