@@ -110,15 +110,16 @@ class JdbcStoreConfigurationTests {
 	void propertiesBind() {
 		on(TestDatabases.postgres(), "postgres")
 			.withPropertyValues("idempo.store.jdbc.table-name=public.my_responses", "idempo.store.jdbc.lock-sessions=2",
-					"idempo.store.jdbc.timeout=3s", "idempo.store.jdbc.session-check-interval=30s",
-					"idempo.store.jdbc.cleanup.interval=5m", "idempo.store.jdbc.cleanup.batch-size=100",
-					"idempo.store.jdbc.postgres.lock-namespace=-7", "idempo.store.jdbc.mysql.lock-prefix=shop:",
-					"idempo.store.jdbc.initialize-schema=never", "idempo.store.jdbc.continue-on-error=false")
+					"idempo.store.jdbc.timeout=3s", "idempo.store.jdbc.network-timeout=20s",
+					"idempo.store.jdbc.session-check-interval=30s", "idempo.store.jdbc.cleanup.interval=5m",
+					"idempo.store.jdbc.cleanup.batch-size=100", "idempo.store.jdbc.postgres.lock-namespace=-7",
+					"idempo.store.jdbc.mysql.lock-prefix=shop:", "idempo.store.jdbc.initialize-schema=never",
+					"idempo.store.jdbc.continue-on-error=false")
 			.run((context) -> {
 				IdempotencyProperties properties = context.getBean(IdempotencyProperties.class);
 				assertThat(JdbcStoreConfiguration.settings(properties))
 					.isEqualTo(new JdbcStoreSettings("public.my_responses", 2, Duration.ofSeconds(3),
-							Duration.ofSeconds(30), Duration.ofMinutes(5), 100));
+							Duration.ofSeconds(30), Duration.ofMinutes(5), 100, Duration.ofSeconds(20)));
 				assertThat(properties.getStore().getJdbc().getPostgres().getLockNamespace()).isEqualTo(-7);
 				assertThat(properties.getStore().getJdbc().getMysql().getLockPrefix()).isEqualTo("shop:");
 				IdempotencyJdbcSchemaProperties schema = context.getBean(IdempotencyJdbcSchemaProperties.class);

@@ -43,6 +43,12 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 			networkTimeout = defaultNetworkTimeout(timeout);
 		}
 		Assert.isTrue(networkTimeout.compareTo(Duration.ofSeconds(1)) >= 0, "'networkTimeout' must be at least 1s");
+		// a live statement may take the whole timeout: a shorter network timeout would
+		// end
+		// healthy sessions
+		Assert.isTrue(networkTimeout.compareTo(timeout) >= 0, "'networkTimeout' must not be shorter than 'timeout'");
+		Assert.isTrue(networkTimeout.toMillis() <= Integer.MAX_VALUE,
+				"'networkTimeout' must be at most " + Integer.MAX_VALUE + " ms (JDBC counts it in an int)");
 		Assert.isTrue(isPositive(sessionCheckInterval), "'sessionCheckInterval' must be positive");
 		Assert.isTrue(isPositive(cleanupInterval), "'cleanupInterval' must be positive");
 		Assert.isTrue(cleanupBatchSize > 0, "'cleanupBatchSize' must be positive");

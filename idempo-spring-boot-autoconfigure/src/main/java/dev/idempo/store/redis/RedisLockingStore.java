@@ -51,9 +51,11 @@ import org.springframework.util.StreamUtils;
  * <ul>
  * <li>{@code <prefix>{<storage key>}:lock}, a string holding the owner token of the
  * current claim, with a time to live of the lock TTL;</li>
- * <li>{@code <prefix>{<storage key>}:record}, a hash with the fields {@code fingerprint}
- * and {@code response} (the encoded response, stored as raw bytes), with a time to live
- * of the record TTL.</li>
+ * <li>{@code <prefix>{<storage key>}:record}, a hash with the fields {@code fingerprint},
+ * {@code response} (the encoded response, stored as raw bytes) and {@code completion}
+ * (the random id of the complete that wrote it, so that the same complete resent by the
+ * client after a reconnect is told it stored), with a time to live of the record
+ * TTL.</li>
  * </ul>
  * Every operation is one Lua script, shipped with this class and sent with
  * {@code EVALSHA} (falling back to {@code EVAL} when the server does not know it yet):

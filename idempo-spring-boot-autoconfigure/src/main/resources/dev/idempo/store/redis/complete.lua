@@ -7,6 +7,9 @@
 -- returns 1 again; another call with the same token returns 0.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
 	if redis.call('HGET', KEYS[2], 'completion') == ARGV[5] then
+		-- written again so that a WAIT that follows on this connection waits for the
+		-- replicas to have the record (WAIT counts this connection's own writes)
+		redis.call('HSET', KEYS[2], 'completion', ARGV[5])
 		return 1
 	end
 	return 0

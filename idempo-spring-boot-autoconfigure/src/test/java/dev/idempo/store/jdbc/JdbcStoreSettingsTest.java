@@ -26,17 +26,25 @@ class JdbcStoreSettingsTest {
 
 	@Test
 	void explicitNetworkTimeoutStaysWhenTheTimeoutChanges() {
-		JdbcStoreSettings settings = JdbcStoreSettings.defaults().withNetworkTimeout(Duration.ofSeconds(2));
-		assertThat(settings.networkTimeout()).isEqualTo(Duration.ofSeconds(2));
-		assertThat(settings.withTimeout(Duration.ofSeconds(1)).networkTimeout()).isEqualTo(Duration.ofSeconds(2));
+		JdbcStoreSettings settings = JdbcStoreSettings.defaults()
+			.withTimeout(Duration.ofSeconds(1))
+			.withNetworkTimeout(Duration.ofSeconds(3));
+		assertThat(settings.networkTimeout()).isEqualTo(Duration.ofSeconds(3));
+		assertThat(settings.withTimeout(Duration.ofSeconds(2)).networkTimeout()).isEqualTo(Duration.ofSeconds(3));
 		assertThat(settings.withNetworkTimeout(null).networkTimeout()).isEqualTo(Duration.ofSeconds(10));
 	}
 
 	@Test
-	void networkTimeoutUnderASecondIsRefused() {
+	void networkTimeoutUnderASecondOrShorterThanTheTimeoutIsRefused() {
+		JdbcStoreSettings settings = JdbcStoreSettings.defaults().withTimeout(Duration.ofMillis(200));
+		assertThatIllegalArgumentException().isThrownBy(() -> settings.withNetworkTimeout(Duration.ofMillis(500)))
+			.withMessageContaining("at least 1s");
 		assertThatIllegalArgumentException()
-			.isThrownBy(() -> JdbcStoreSettings.defaults().withNetworkTimeout(Duration.ofMillis(500)))
-			.withMessageContaining("networkTimeout");
+			.isThrownBy(() -> JdbcStoreSettings.defaults().withNetworkTimeout(Duration.ofSeconds(2)))
+			.withMessageContaining("not be shorter than 'timeout'");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> JdbcStoreSettings.defaults().withNetworkTimeout(Duration.ofDays(30)))
+			.withMessageContaining("at most");
 	}
 
 }
