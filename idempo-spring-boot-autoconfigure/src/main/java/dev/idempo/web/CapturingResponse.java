@@ -57,7 +57,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	private final BufferBudget budget;
 
 	/** Bytes reserved from {@link #budget}: the buffer's largest capacity so far. */
-	private long reserved;
+	private volatile long reserved;
 
 	/** Whether {@link #releaseBudget()} ran: the request has ended. */
 	private boolean budgetReleased;
@@ -538,7 +538,9 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 				response.overflowed = true;
 				response.passThrough();
 			}
-			if (response.capturing && !response.reserve(response.buffer.size() + (long) len)) {
+			long size = response.buffer.size() + (long) len;
+			// within what is reserved already (most writes): no lock
+			if (response.capturing && size > response.reserved && !response.reserve(size)) {
 				response.overflowed = true;
 				response.overBudget = true;
 				response.passThrough();
