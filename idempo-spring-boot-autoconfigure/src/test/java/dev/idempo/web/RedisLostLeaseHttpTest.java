@@ -111,16 +111,15 @@ class RedisLostLeaseHttpTest {
 
 	@Test
 	void aHandlerThatOutlivesItsLeaseDoesNotStoreAndTheNewcomersRecordStands() throws Exception {
-		TestHttp a = http(instanceA);
-		TestHttp b = http(instanceB);
-		String key = TestHttp.newKey();
-		double lockLostBefore = responses(instanceA, "lock_lost");
-		double storeErrorsBefore = responses(instanceA, "store_error");
-		int executionsA = executions(instanceA).count("slow");
-		int executionsB = executions(instanceB).count("slow");
-
-		Future<HttpResponse<byte[]>> first = holdHandlerOnA(a, key);
-		proxy.blackHole();
+		Partition partition = partitionWhileAHandles();
+		TestHttp a = partition.a();
+		TestHttp b = partition.b();
+		String key = partition.key();
+		double lockLostBefore = partition.lockLostBefore();
+		double storeErrorsBefore = partition.storeErrorsBefore();
+		int executionsA = partition.executionsA();
+		int executionsB = partition.executionsB();
+		Future<HttpResponse<byte[]>> first = partition.first();
 		// A cannot renew; once its lease expires in Redis, B claims the key
 		HttpResponse<byte[]> newcomer = awaitNot409(() -> b.postWithKey("/t/slow", key, "{}"));
 		assertThat(newcomer.statusCode()).isEqualTo(200);
@@ -143,16 +142,15 @@ class RedisLostLeaseHttpTest {
 
 	@Test
 	void aHandlerThatEndsDuringThePartitionAnswersAndItsLateCommandsChangeNothing() throws Exception {
-		TestHttp a = http(instanceA);
-		TestHttp b = http(instanceB);
-		String key = TestHttp.newKey();
-		double lockLostBefore = responses(instanceA, "lock_lost");
-		double storeErrorsBefore = responses(instanceA, "store_error");
-		int executionsA = executions(instanceA).count("slow");
-		int executionsB = executions(instanceB).count("slow");
-
-		Future<HttpResponse<byte[]>> first = holdHandlerOnA(a, key);
-		proxy.blackHole();
+		Partition partition = partitionWhileAHandles();
+		TestHttp a = partition.a();
+		TestHttp b = partition.b();
+		String key = partition.key();
+		double lockLostBefore = partition.lockLostBefore();
+		double storeErrorsBefore = partition.storeErrorsBefore();
+		int executionsA = partition.executionsA();
+		int executionsB = partition.executionsB();
+		Future<HttpResponse<byte[]>> first = partition.first();
 		// well inside the lease: A tries to store, and its complete times out
 		executions(instanceA).releaseHandlers();
 		HttpResponse<byte[]> answered = first.get(30, TimeUnit.SECONDS);
@@ -173,6 +171,25 @@ class RedisLostLeaseHttpTest {
 		assertReplaysTheNewcomer(a, b, key, newcomer);
 		assertThat(executions(instanceA).count("slow")).isEqualTo(executionsA + 1);
 		assertThat(executions(instanceB).count("slow")).isEqualTo(executionsB + 1);
+	}
+
+	/**
+	 * Notes the counters, lets a request on A enter its handler and hold there, then cuts
+	 * A off from Redis (nothing passes, nothing is closed).
+	 */
+	private Partition partitionWhileAHandles() throws InterruptedException {
+		TestHttp a = http(instanceA);
+		String key = TestHttp.newKey();
+		Partition partition = new Partition(a, http(instanceB), key, responses(instanceA, "lock_lost"),
+				responses(instanceA, "store_error"), executions(instanceA).count("slow"),
+				executions(instanceB).count("slow"), holdHandlerOnA(a, key));
+		proxy.blackHole();
+		return partition;
+	}
+
+	private record Partition(TestHttp a, TestHttp b, String key, double lockLostBefore, double storeErrorsBefore,
+			int executionsA, int executionsB, Future<HttpResponse<byte[]>> first) {
+
 	}
 
 	private Future<HttpResponse<byte[]>> holdHandlerOnA(TestHttp a, String key) throws InterruptedException {

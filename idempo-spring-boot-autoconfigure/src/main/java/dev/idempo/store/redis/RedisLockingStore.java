@@ -120,7 +120,7 @@ public final class RedisLockingStore implements LockingStore {
 
 	private final LongAdder unacknowledgedCompletes = new LongAdder();
 
-	private final AtomicBoolean clusterWarned = new AtomicBoolean();
+	private final AtomicBoolean waitUnsupportedWarned = new AtomicBoolean();
 
 	/**
 	 * Creates a store with the {@linkplain #DEFAULT_KEY_PREFIX default key prefix}.
@@ -306,7 +306,7 @@ public final class RedisLockingStore implements LockingStore {
 		boolean stored = isOne(evalShaOrEval(connection, COMPLETE_SCRIPT, 2, keysAndArgs), "complete");
 		if (stored) {
 			this.unacknowledgedCompletes.increment();
-			if (this.clusterWarned.compareAndSet(false, true)) {
+			if (this.waitUnsupportedWarned.compareAndSet(false, true)) {
 				logger.warn("idempo.store.redis.replica-acknowledgements needs a standalone or Sentinel Redis through "
 						+ "Lettuce; with " + connection.getClass().getSimpleName()
 						+ " completes do not wait for replicas");
