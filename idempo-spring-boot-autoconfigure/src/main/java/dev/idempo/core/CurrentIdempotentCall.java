@@ -1,0 +1,98 @@
+package dev.idempo.core;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The idempotent execution (a protected web request or an {@code @Idempotent} method call)
+ * that runs on the current thread, so that outbound calls made from it can derive
+ * deterministic idempotency keys: the same execution re-run after a crash makes the same
+ * calls in the same order and therefore sends the same keys downstream.
+ * <p>
+ * Bound by whoever runs the protected work, on the thread that runs it, for exactly as
+ * long as it runs; a binding restores what was bound before it when closed, so nested
+ * executions (an idempotent method called from an idempotent handler) each see their own.
+ * Work handed to another thread (async handlers, executors) is not bound there.
+ *
+ * @author idempo
+ */
+public final class CurrentIdempotentCall {
+
+	private static final ThreadLocal<@Nullable CurrentIdempotentCall> CURRENT = new ThreadLocal<>();
+
+	private final String identity;
+
+	private final AtomicInteger calls = new AtomicInteger();
+
+	private CurrentIdempotentCall(String identity) {
+		this.identity = identity;
+	}
+
+	/**
+	 * Binds an execution to the current thread until the returned binding is closed.
+	 * @param identity what identifies the execution across instances and re-runs: its
+	 * storage key (a digest of scope and key), never raw client input
+	 * @return the binding; close it on the same thread when the work ends
+	 */
+	public static Binding bind(String identity) {
+		CurrentIdempotentCall previous = CURRENT.get();
+		CurrentIdempotentCall call = new CurrentIdempotentCall(identity);
+		CURRENT.set(call);
+		return new Binding(call, previous);
+	}
+
+	/**
+	 * The execution running on this thread.
+	 * @return it, or {@code null} when no idempotent execution runs on this thread
+	 */
+	public static @Nullable CurrentIdempotentCall current() {
+		return CURRENT.get();
+	}
+
+	/**
+	 * What identifies this execution across instances and re-runs (a digest).
+	 * @return the identity
+	 */
+	public String identity() {
+		return this.identity;
+	}
+
+	/**
+	 * The position of the next outbound call within this execution: 0 for the first, then
+	 * 1, 2, ...
+	 * @return the ordinal of the call being made
+	 */
+	public int nextCallOrdinal() {
+		return this.calls.getAndIncrement();
+	}
+
+	/**
+	 * A binding of an execution to a thread; closing it restores the previous one.
+	 */
+	public static final class Binding implements AutoCloseable {
+
+		private final CurrentIdempotentCall call;
+
+		private final @Nullable CurrentIdempotentCall previous;
+
+		private Binding(CurrentIdempotentCall call, @Nullable CurrentIdempotentCall previous) {
+			this.call = call;
+			this.previous = previous;
+		}
+
+		@Override
+		public void close() {
+			if (CURRENT.get() == this.call) {
+				if (this.previous != null) {
+					CURRENT.set(this.previous);
+				}
+				else {
+					CURRENT.remove();
+				}
+			}
+		}
+
+	}
+
+}
