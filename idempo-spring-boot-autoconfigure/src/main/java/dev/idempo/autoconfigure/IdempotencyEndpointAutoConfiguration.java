@@ -1,8 +1,11 @@
 package dev.idempo.autoconfigure;
 
 import dev.idempo.actuate.IdempotencyEndpoint;
+import dev.idempo.core.CallerScopeResolver;
+import dev.idempo.core.DefaultCallerScopeResolver;
 import dev.idempo.store.LockingStore;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -25,8 +28,10 @@ public final class IdempotencyEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyEndpoint idempotencyEndpoint(LockingStore store, IdempotencyProperties properties) {
-		return new IdempotencyEndpoint(store, properties.getEndpoint().isShowBody());
+	IdempotencyEndpoint idempotencyEndpoint(LockingStore store, ObjectProvider<CallerScopeResolver> callerScopeResolver,
+			IdempotencyProperties properties) {
+		return new IdempotencyEndpoint(store, callerScopeResolver.getIfUnique(DefaultCallerScopeResolver::new),
+				properties.getEndpoint().isShowBody());
 	}
 
 }

@@ -19,10 +19,18 @@ import org.springframework.util.ClassUtils;
  * The default caller scope: the authenticated principal's name when there is one (Spring
  * Security's, else the servlet container's), else a digest of the {@code Authorization}
  * header, else {@code anonymous}.
+ * <p>
+ * The static methods give the scope this resolver derives from what a support engineer
+ * knows about a caller (a principal's name, an {@code Authorization} value), so that a
+ * record can be looked up without a request, as the {@code idempo} Actuator endpoint
+ * does.
  *
  * @author idempo
  */
 public class DefaultCallerScopeResolver implements CallerScopeResolver {
+
+	/** The scope of requests without a principal or an {@code Authorization} header. */
+	public static final String ANONYMOUS = "anonymous";
 
 	private static final boolean SPRING_SECURITY_PRESENT = ClassUtils.isPresent(
 			"org.springframework.security.core.context.SecurityContextHolder",
@@ -36,15 +44,36 @@ public class DefaultCallerScopeResolver implements CallerScopeResolver {
 			principal = (userPrincipal != null) ? userPrincipal.getName() : null;
 		}
 		if (principal != null) {
-			return "principal:" + principal;
+			return principalScope(principal);
 		}
 		List<String> authorization = Collections.list(request.getHeaders(HttpHeaders.AUTHORIZATION));
 		if (!authorization.isEmpty()) {
-			MessageDigest digest = Digests.sha256();
-			authorization.forEach((value) -> Digests.field(digest, value));
-			return "authorization:" + Digests.hex(digest);
+			return authorizationScope(authorization);
 		}
-		return "anonymous";
+		return ANONYMOUS;
+	}
+
+	/**
+	 * The scope of requests made by an authenticated principal.
+	 * @param name the principal's name, as {@code Principal.getName()} or Spring
+	 * Security's {@code Authentication.getName()} gives it
+	 * @return {@code principal:<name>}
+	 */
+	public static String principalScope(String name) {
+		return "principal:" + name;
+	}
+
+	/**
+	 * The scope of requests without an authenticated principal that carry these
+	 * {@code Authorization} header values. The values are only hashed: a SHA-256 over
+	 * each value's length (four bytes, big-endian) and its UTF-8 bytes, in order.
+	 * @param values the header's values, one per header line, as the client sent them
+	 * @return {@code authorization:<hex digest>}
+	 */
+	public static String authorizationScope(List<String> values) {
+		MessageDigest digest = Digests.sha256();
+		values.forEach((value) -> Digests.field(digest, value));
+		return "authorization:" + Digests.hex(digest);
 	}
 
 	private static final class SpringSecurity {

@@ -37,9 +37,11 @@ import org.springframework.web.method.HandlerMethod;
  * (required or not, its syntax and length), the {@code Idempotent-Replayed} header of
  * successful responses, the problem responses idempo answers with their {@code type}s,
  * and the key's expiry policy as the operation extension {@value #EXTENSION} (the IETF
- * draft asks servers to publish it). Only for handlers reached with {@code POST},
- * {@code PUT}, {@code PATCH} or {@code DELETE}; operations of other handlers are left
- * alone.
+ * draft asks servers to publish it). A {@code cacheResponse = false} handler is
+ * documented for what it does: a duplicate gets 409 while the first request runs, and
+ * nothing is stored, so there is no replay, no key reuse to detect and no TTL. Only for
+ * handlers reached with {@code POST}, {@code PUT}, {@code PATCH} or {@code DELETE};
+ * operations of other handlers are left alone.
  *
  * @author idempo
  */
@@ -74,11 +76,12 @@ public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer
 			return operation;
 		}
 		boolean required = policy.required() || this.settings.keyRequired();
-		addKeyParameter(operation, required);
+		addKeyParameter(operation, required, policy.cacheResponse());
 		ApiResponses responses = (operation.getResponses() != null) ? operation.getResponses() : new ApiResponses();
 		operation.setResponses(responses);
 		responses.forEach((status, response) -> {
-			if (status.startsWith("2") || status.startsWith("3") || status.equals("default")) {
+			if (policy.cacheResponse()
+					&& (status.startsWith("2") || status.startsWith("3") || status.equals("default"))) {
 				response.addHeaderObject(IdempotencyInterceptor.REPLAYED_HEADER,
 						new Header()
 							.description("`true` on a replayed response: the request with this key ran before, "
@@ -100,14 +103,17 @@ public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer
 		policyExtension.put("key-header", this.settings.keyHeader());
 		policyExtension.put("key-required", required);
 		policyExtension.put("key-max-length", IdempotencyKeyParser.MAX_LENGTH);
-		policyExtension.put("ttl", policy.ttl().toString());
-		policyExtension.put("ttl-seconds", policy.ttl().toSeconds());
+		policyExtension.put("cache-response", policy.cacheResponse());
+		if (policy.cacheResponse()) {
+			policyExtension.put("ttl", policy.ttl().toString());
+			policyExtension.put("ttl-seconds", policy.ttl().toSeconds());
+		}
 		policyExtension.put("transactional", policy.transactional());
 		operation.addExtension(EXTENSION, policyExtension);
 		return operation;
 	}
 
-	private void addKeyParameter(Operation operation, boolean required) {
+	private void addKeyParameter(Operation operation, boolean required, boolean cacheResponse) {
 		String name = this.settings.keyHeader();
 		List<Parameter> parameters = operation.getParameters();
 		if (parameters != null && parameters.stream()
@@ -120,8 +126,13 @@ public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer
 			.required(required)
 			.description("A unique key per operation (for example a UUID), sent again unchanged on every retry. "
 					+ "A Structured Fields string (`\"8e03978e-40d5\"`) or the bare value, 1 to "
-					+ IdempotencyKeyParser.MAX_LENGTH + " characters of printable ASCII. The first request with a "
-					+ "key runs; a retry with the same key and request gets the first response back"
+					+ IdempotencyKeyParser.MAX_LENGTH + " characters of printable ASCII. "
+					+ (cacheResponse
+							? "The first request with a key runs; a retry with the same key and request "
+									+ "gets the first response back"
+							: "While a request with a key runs, another with the same key gets 409; responses are "
+									+ "never stored or replayed, so a request sent after the first one ended runs "
+									+ "again")
 					+ (this.settings.keyHeaderAliases().isEmpty() ? ""
 							: "; also accepted as " + String.join(", ", this.settings.keyHeaderAliases()))
 					+ ".")
@@ -131,8 +142,15 @@ public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer
 
 	private static List<IdempotencyProblem> problemsOf(IdempotentHandlers.Policy policy) {
 		List<IdempotencyProblem> problems = new ArrayList<>(List.of(IdempotencyProblem.INVALID_KEY,
-				IdempotencyProblem.MISSING_KEY, IdempotencyProblem.IN_PROGRESS, IdempotencyProblem.REQUEST_TOO_LARGE,
-				IdempotencyProblem.KEY_REUSED, IdempotencyProblem.STORE_UNAVAILABLE, IdempotencyProblem.SERVER_BUSY));
+				IdempotencyProblem.MISSING_KEY, IdempotencyProblem.IN_PROGRESS, IdempotencyProblem.REQUEST_TOO_LARGE));
+		if (policy.cacheResponse()) {
+			// reuse is recognised against this operation's stored response, and a
+			// lock-only operation stores none (a client that reuses the key of another
+			// operation could still meet one: a client bug, left undocumented)
+			problems.add(IdempotencyProblem.KEY_REUSED);
+		}
+		problems.add(IdempotencyProblem.STORE_UNAVAILABLE);
+		problems.add(IdempotencyProblem.SERVER_BUSY);
 		if (policy.transactional()) {
 			problems.add(IdempotencyProblem.RESPONSE_NOT_REPLAYABLE);
 			problems.add(IdempotencyProblem.COMMIT_FAILED);

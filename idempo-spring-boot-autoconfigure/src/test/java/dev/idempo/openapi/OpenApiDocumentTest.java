@@ -70,6 +70,7 @@ class OpenApiDocumentTest {
 		assertThat(policy.path("ttl-seconds").asLong()).isEqualTo(2700);
 		assertThat(policy.path("key-required").asBoolean()).isFalse();
 		assertThat(policy.path("transactional").asBoolean()).isFalse();
+		assertThat(policy.path("cache-response").asBoolean()).isTrue();
 	}
 
 	@Test
@@ -78,6 +79,30 @@ class OpenApiDocumentTest {
 		assertThat(keyHeader(transfer).path("required").asBoolean()).isTrue();
 		assertThat(transfer.path("x-idempotency").path("key-required").asBoolean()).isTrue();
 		assertThat(transfer.path("x-idempotency").path("ttl").asString()).isEqualTo("PT24H");
+	}
+
+	@Test
+	void lockOnlyOperationIsDocumentedAsNeverReplayed() {
+		JsonNode receipt = document().path("paths").path("/receipts").path("post");
+		JsonNode key = keyHeader(receipt);
+		assertThat(key).isNotNull();
+		assertThat(key.path("description").asString()).contains("409")
+			.contains("never stored or replayed")
+			.doesNotContain("gets the first response back");
+		JsonNode responses = receipt.path("responses");
+		assertThat(responses.path("200").isMissingNode()).isFalse();
+		assertThat(responses.path("200").path("headers").has("Idempotent-Replayed")).as("nothing is replayed")
+			.isFalse();
+		assertThat(responses.path("409").path("description").asString())
+			.contains("https://idempo.dev/problems/request-in-progress");
+		assertThat(responses.path("409").path("headers").has("Retry-After")).isTrue();
+		assertThat(responses.has("422")).as("no stored response to compare a reused key with").isFalse();
+		assertThat(responses.path("503").path("description").asString())
+			.contains("https://idempo.dev/problems/store-unavailable");
+		JsonNode policy = receipt.path("x-idempotency");
+		assertThat(policy.path("cache-response").asBoolean(true)).isFalse();
+		assertThat(policy.has("ttl")).as("nothing is kept").isFalse();
+		assertThat(policy.has("ttl-seconds")).isFalse();
 	}
 
 	@Test

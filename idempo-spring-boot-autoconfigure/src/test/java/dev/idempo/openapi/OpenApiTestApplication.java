@@ -17,8 +17,8 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * An application whose OpenAPI document the tests read: idempotent handlers with a
- * placeholder TTL and a required key, a safe method on an annotated handler, and a
- * handler without the annotation.
+ * placeholder TTL, a required key and a lock-only one, a safe method on an annotated
+ * handler, and a handler without the annotation.
  */
 @SpringBootApplication
 public class OpenApiTestApplication {
@@ -49,6 +49,12 @@ public class OpenApiTestApplication {
 		@Idempotent(required = true)
 		Map<String, String> transfer(@RequestBody Map<String, String> transfer) {
 			return transfer;
+		}
+
+		@PostMapping("/receipts")
+		@Idempotent(cacheResponse = false)
+		ResponseEntity<Map<String, String>> sendReceipt(@RequestBody Map<String, String> receipt) {
+			return ResponseEntity.status(201).body(receipt);
 		}
 
 		@PostMapping("/notes")
