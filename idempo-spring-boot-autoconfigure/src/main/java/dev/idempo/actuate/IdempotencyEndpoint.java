@@ -126,6 +126,26 @@ public class IdempotencyEndpoint {
 	}
 
 	/**
+	 * What the store holds for a key of a caller scope.
+	 * @param key the idempotency key, as the client sent it (unquoted)
+	 * @param scope the caller scope, {@code anonymous} if {@code null}
+	 * @return the state, as {@link #record(String, String, String, String)} reports it
+	 */
+	public Map<String, Object> record(String key, @Nullable String scope) {
+		return record(key, scope, null, null);
+	}
+
+	/**
+	 * Evicts the completed record of a key of a caller scope.
+	 * @param key the idempotency key, as the client sent it (unquoted)
+	 * @param scope the caller scope, {@code anonymous} if {@code null}
+	 * @return {@code evicted}: whether a record was removed
+	 */
+	public Map<String, Object> evict(String key, @Nullable String scope) {
+		return evict(key, scope, null, null);
+	}
+
+	/**
 	 * Evicts the completed record of a key, so that the next request with it runs the
 	 * handler; a request in flight keeps its claim.
 	 * @param key the idempotency key, as the client sent it (unquoted)
