@@ -14,7 +14,9 @@ import org.jspecify.annotations.Nullable;
  * Reads an {@code Idempotency-Key} header value: a Structured Fields string (RFC 9651,
  * for example {@code "8e03978e-40d5"}, optionally followed by parameters, which are
  * ignored) or, leniently, the bare value. The key, after unquoting, must be 1 to 255
- * characters of printable ASCII.
+ * characters of printable ASCII. A bare value may not contain a comma: HTTP lets
+ * intermediaries combine repeated header lines into one, separated by commas, so
+ * {@code a1, a2} is two keys; a quoted string keeps its commas ({@code "a1, a2"}).
  *
  * @author idempo
  */
@@ -32,7 +34,8 @@ public final class IdempotencyKeyParser {
 	 * @param headerValues every header line, in order
 	 * @return the key, or {@code null} if the request carried no key header
 	 * @throws InvalidIdempotencyKeyException if there is more than one header, or the one
-	 * there is is empty, too long, badly quoted or not printable ASCII
+	 * there is is empty, too long, badly quoted, not printable ASCII or a bare value with
+	 * a comma (two keys combined into one line)
 	 */
 	public static @Nullable String parse(List<String> headerValues) {
 		if (headerValues.isEmpty()) {
@@ -58,6 +61,12 @@ public final class IdempotencyKeyParser {
 		String key = (value.charAt(0) == '"') ? unquote(value) : value;
 		if (value.charAt(0) != '"' && value.indexOf('"') >= 0) {
 			throw badlyQuoted();
+		}
+		if (value.charAt(0) != '"' && value.indexOf(',') >= 0) {
+			// intermediaries may join repeated header lines with commas: a1, a2 is two
+			// keys, as two lines are
+			throw new InvalidIdempotencyKeyException(
+					"more than one idempotency key was sent (a key with a comma must be sent quoted, as a structured field string)");
 		}
 		if (key.isEmpty()) {
 			throw new InvalidIdempotencyKeyException("the idempotency key is empty");

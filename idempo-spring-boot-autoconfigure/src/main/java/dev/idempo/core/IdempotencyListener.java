@@ -170,7 +170,15 @@ public interface IdempotencyListener {
 		 * An {@code IdempotentResponseFilter} refused to store it, or the handler opted
 		 * out with {@code IdempotentResponse.doNotStore()}.
 		 */
-		REFUSED;
+		REFUSED,
+
+		/**
+		 * Spring MVC answered before the handler method began, while it resolved the
+		 * handler's arguments (an unreadable or invalid body, an unsupported media type,
+		 * a missing or unconvertible parameter, a failed {@code @Valid}): the handler did
+		 * nothing, so the corrected retry with the same key runs it.
+		 */
+		REJECTED_BEFORE_HANDLER;
 
 		private final String tag = name().toLowerCase(java.util.Locale.ROOT);
 

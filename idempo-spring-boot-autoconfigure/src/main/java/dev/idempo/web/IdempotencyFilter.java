@@ -153,14 +153,30 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 			return;
 		}
 		if (execution != null) {
-			// after sendError the error dispatch writes the response, unless the
-			// execution can no longer wait for one
-			boolean errorPageFollows = capture.isErrorSent() && execution.awaitErrorPage();
-			if (!errorPageFollows) {
-				execution.finish(capture);
-			}
+			end(request, capture, execution);
 		}
 		capture.flushToClient();
+	}
+
+	/**
+	 * Ends the execution when its dispatch returns, unless an error page may still write
+	 * its response. A request that Spring MVC rejected before the handler began releases
+	 * its key at once, whatever the response. After {@code sendError} the container
+	 * renders the response in an error dispatch, which is awaited only where the request
+	 * listener will hear of the request's end (and release the key if no error page
+	 * came); elsewhere (MockMvc, which dispatches no error page and sends no request
+	 * events) what the client got, the status without a body, is stored now.
+	 */
+	private static void end(HttpServletRequest request, CapturingResponse capture, IdempotentExecution execution) {
+		if (BeforeHandlerRejections.isRejectedBeforeHandler(request)) {
+			execution.rejectedBeforeHandler();
+			return;
+		}
+		boolean errorPageFollows = capture.isErrorSent() && IdempotencyRequestListener.willHearTheEndOf(request)
+				&& execution.awaitErrorPage();
+		if (!errorPageFollows) {
+			execution.finish(capture);
+		}
 	}
 
 	/**
@@ -229,8 +245,8 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 
 	/**
 	 * After {@code sendError} the container renders the response in an error dispatch:
-	 * capture that one instead. If none follows, {@link IdempotencyRequestListener}
-	 * releases the key when the request ends.
+	 * capture that one instead, if the execution awaits it. If none follows,
+	 * {@link IdempotencyRequestListener} releases the key when the request ends.
 	 */
 	private void filterErrorDispatch(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {

@@ -332,7 +332,8 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		boolean handlerFailed = ex != null || request.getAttribute(DispatcherServlet.EXCEPTION_ATTRIBUTE) != null
 				|| request.getAttribute(WebUtils.ERROR_EXCEPTION_ATTRIBUTE) != null;
 		execution.end(request, WebUtils.getNativeResponse(response, CapturingResponse.class), handlerFailed,
-				this.listener, this.settings, this.responseFilters, this.problemCustomizers);
+				ex == null && BeforeHandlerRejections.isRejectedBeforeHandler(request), this.listener, this.settings,
+				this.responseFilters, this.problemCustomizers);
 	}
 
 	/**

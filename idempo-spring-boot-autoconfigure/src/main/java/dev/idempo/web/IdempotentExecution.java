@@ -60,8 +60,10 @@ final class IdempotentExecution {
 		CALLABLE_RETURNED,
 
 		/**
-		 * The handler called {@code sendError}: the container renders the body in an
-		 * error dispatch, which is captured and stored.
+		 * The handler called {@code sendError} in a container that will tell
+		 * {@link IdempotencyRequestListener} when the request ends: the container renders
+		 * the body in an error dispatch, which is captured and stored, or the key is
+		 * released when the request ends without one.
 		 */
 		AWAITING_ERROR_PAGE,
 
@@ -255,7 +257,9 @@ final class IdempotentExecution {
 
 	/**
 	 * The dispatch that wrote the response has returned (on the thread that ran it):
-	 * stores the response, or releases the key.
+	 * stores the response, or releases the key. After {@code sendError} with no error
+	 * page to wait for, what is stored is what the client got: the status and headers,
+	 * without a body.
 	 * @param response the captured response
 	 * @return whether this call ended the execution
 	 */
@@ -269,6 +273,16 @@ final class IdempotentExecution {
 	 */
 	boolean fail() {
 		return end(null, Cause.EXCEPTION);
+	}
+
+	/**
+	 * Spring MVC answered before the handler method began (its arguments could not be
+	 * resolved): releases the key without storing, whatever the response, and without
+	 * waiting for an error page.
+	 * @return whether this call ended the execution
+	 */
+	boolean rejectedBeforeHandler() {
+		return end(null, Cause.REJECTED_BEFORE_HANDLER);
 	}
 
 	/**
@@ -354,8 +368,12 @@ final class IdempotentExecution {
 					settle(response);
 				}
 				else {
-					release((cause == Cause.REQUEST_OVER && left == Phase.AWAITING_ERROR_PAGE)
-							? NotStoredReason.ERROR_PAGE : NotStoredReason.EXCEPTION);
+					release(switch (cause) {
+						case REJECTED_BEFORE_HANDLER -> NotStoredReason.REJECTED_BEFORE_HANDLER;
+						case REQUEST_OVER -> (left == Phase.AWAITING_ERROR_PAGE) ? NotStoredReason.ERROR_PAGE
+								: NotStoredReason.EXCEPTION;
+						default -> NotStoredReason.EXCEPTION;
+					});
 				}
 			}
 		}
@@ -434,9 +452,6 @@ final class IdempotentExecution {
 		if (response.isStreamed()) {
 			return NotStoredReason.STREAMING;
 		}
-		if (response.isErrorSent()) {
-			return NotStoredReason.ERROR_PAGE;
-		}
 		if (response.isCaptureFailed()) {
 			return NotStoredReason.NOT_CAPTURED;
 		}
@@ -466,7 +481,10 @@ final class IdempotentExecution {
 		EXCEPTION,
 
 		/** The request is over without a dispatch having ended the execution. */
-		REQUEST_OVER
+		REQUEST_OVER,
+
+		/** Spring MVC answered before the handler method began. */
+		REJECTED_BEFORE_HANDLER
 
 	}
 

@@ -61,6 +61,14 @@ import org.springframework.transaction.UnexpectedRollbackException;
  * <td>runs the handler</td>
  * </tr>
  * <tr>
+ * <td>a request Spring MVC rejected before the handler method began (an unreadable or
+ * invalid body, an unsupported media type, a missing or unconvertible parameter, a failed
+ * {@code @Valid})</td>
+ * <td>rolled back (nothing was written)</td>
+ * <td>Spring MVC's 4xx</td>
+ * <td>runs the handler</td>
+ * </tr>
+ * <tr>
  * <td>an asynchronous result its declared type did not announce</td>
  * <td>rolled back when the handler returns; the result is sent unprotected (logged as an
  * error)</td>
@@ -142,17 +150,20 @@ final class TransactionalExecution {
 	 * @param response the held-back response
 	 * @param handlerFailed whether the handler threw (even if an exception handler then
 	 * rendered a response)
+	 * @param rejectedBeforeHandler whether Spring MVC answered before the handler method
+	 * began (its arguments could not be resolved)
 	 * @param listener the listener
 	 * @param settings the settings
 	 * @throws IOException if the problem response cannot be written
 	 */
 	void end(HttpServletRequest request, @Nullable CapturingResponse response, boolean handlerFailed,
-			IdempotencyListener listener, IdempotencySettings settings, List<IdempotentResponseFilter> filters,
-			List<IdempotencyProblemCustomizer> problems) throws IOException {
+			boolean rejectedBeforeHandler, IdempotencyListener listener, IdempotencySettings settings,
+			List<IdempotentResponseFilter> filters, List<IdempotencyProblemCustomizer> problems) throws IOException {
 		if (!begin()) {
 			return;
 		}
-		NotStoredReason reason = rollbackReason(response, handlerFailed);
+		NotStoredReason reason = rejectedBeforeHandler ? NotStoredReason.REJECTED_BEFORE_HANDLER
+				: rollbackReason(response, handlerFailed);
 		if (reason != NotStoredReason.NONE || response == null) {
 			rollback(listener, reason);
 			return;

@@ -17,17 +17,25 @@
  * <td>{@code REQUEST} dispatch, request thread, around everything else</td>
  * <td>Wraps request and response ({@link dev.idempo.web.BufferedBodyRequest},
  * {@link dev.idempo.web.CapturingResponse}). When the chain returns: async started: adds
- * the execution's {@code AsyncListener}; {@code sendError} called:
- * {@code awaitErrorPage()}; otherwise {@code finish(response)}, which stores or releases;
- * an exception: {@code fail()}. Then lets the held bytes go.</td>
+ * the execution's {@code AsyncListener}; Spring MVC rejected the request before the
+ * handler method began (an argument-resolution exception it resolved, see
+ * {@code BeforeHandlerRejections}): {@code rejectedBeforeHandler()}, which releases;
+ * {@code sendError} called and the request listener marked the request (it will hear of
+ * its end): {@code awaitErrorPage()}; otherwise {@code finish(response)}, which stores or
+ * releases (after {@code sendError} without the listener, as under MockMvc: the status,
+ * without a body); an exception: {@code fail()}. Then lets the held bytes go. Every path
+ * but {@code awaitErrorPage()} and async ends the execution before the filter
+ * returns.</td>
  * </tr>
  * <tr>
  * <td>{@link dev.idempo.web.IdempotencyInterceptor}</td>
  * <td>{@code REQUEST} dispatch, request thread, before the handler (last
  * interceptor)</td>
  * <td>Parses the key, fingerprints, claims. Creates the execution in {@code RUNNING}
- * (which starts lease renewal) and starts capturing, or replays or rejects without
- * one.</td>
+ * (which starts lease renewal) and starts capturing, or replays or rejects without one. A
+ * transactional handler's execution ({@code TransactionalExecution}) is ended in
+ * {@code afterCompletion}, on the same thread, before the filter lets the response
+ * go.</td>
  * </tr>
  * <tr>
  * <td>{@link dev.idempo.web.IdempotencyResponseBodyAdvice}</td>
@@ -70,9 +78,11 @@
  * </tr>
  * <tr>
  * <td>{@link dev.idempo.web.IdempotencyRequestListener}</td>
- * <td>when the container destroys the request</td>
- * <td>{@code requestEnded()}: releases the key of an execution nothing ended (an error
- * page that never came, an abandoned async request); a no-op otherwise.</td>
+ * <td>when the container begins the request, before any filter; when it destroys the
+ * request, after the error dispatch if any (MockMvc does neither)</td>
+ * <td>Marks the request, so that the filter may await an error page. Then
+ * {@code requestEnded()}: releases the key of an execution nothing ended (an error page
+ * that never came, an abandoned async request); a no-op otherwise.</td>
  * </tr>
  * </table>
  */

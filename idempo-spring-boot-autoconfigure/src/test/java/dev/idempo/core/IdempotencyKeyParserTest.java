@@ -23,7 +23,7 @@ class IdempotencyKeyParserTest {
 					"8e03978e-40d5-43e8-bc93-6894a57f9324|8e03978e-40d5-43e8-bc93-6894a57f9324",
 					"\"8e03978e-40d5-43e8-bc93-6894a57f9324\"|8e03978e-40d5-43e8-bc93-6894a57f9324", "'  abc  '|abc",
 					"\"a b\"|a b", "\"a\\\"b\"|a\"b", "\"a\\\\b\"|a\\b", "\"abc\";foo=1|abc",
-					"\"abc\";foo;bar=\"x\"|abc", "a,b|a,b", "x|x", "\"~!@#$%^&*()\"|~!@#$%^&*()" })
+					"\"abc\";foo;bar=\"x\"|abc", "x|x", "\"~!@#$%^&*()\"|~!@#$%^&*()" })
 	void acceptsGoodKeys(String header, String key) {
 		assertThat(IdempotencyKeyParser.parse(header)).isEqualTo(key);
 	}
@@ -44,6 +44,28 @@ class IdempotencyKeyParserTest {
 			.isThrownBy(() -> IdempotencyKeyParser.parse("k".repeat(256)));
 		assertThatExceptionOfType(InvalidIdempotencyKeyException.class)
 			.isThrownBy(() -> IdempotencyKeyParser.parse("\"" + "k".repeat(256) + "\""));
+	}
+
+	/**
+	 * Intermediaries may combine repeated header lines into one, joined by commas: a bare
+	 * value with a comma is two keys, as two lines are; a quoted string keeps its commas.
+	 */
+	@ParameterizedTest(name = "[{0}]")
+	@ValueSource(strings = { "a1, a2", "a1,a2", "a1 ,a2", "a1,", ",a2", ",", "8e03978e-40d5, 8e03978e-40d5" })
+	void bareKeysWithACommaAreRejectedAsTwoKeys(String header) {
+		assertThatExceptionOfType(InvalidIdempotencyKeyException.class)
+			.isThrownBy(() -> IdempotencyKeyParser.parse(header))
+			.withMessageContaining("more than one idempotency key");
+	}
+
+	@Test
+	void quotedKeysKeepTheirCommas() {
+		assertThat(IdempotencyKeyParser.parse("\"a1, a2\"")).isEqualTo("a1, a2");
+		assertThat(IdempotencyKeyParser.parse("\",\"")).isEqualTo(",");
+		assertThat(IdempotencyKeyParser.parse("\"a1,a2\";note=\"x,y\"")).isEqualTo("a1,a2");
+		// two quoted keys joined by a comma are still two keys
+		assertThatExceptionOfType(InvalidIdempotencyKeyException.class)
+			.isThrownBy(() -> IdempotencyKeyParser.parse("\"a1\", \"a2\""));
 	}
 
 	@Test

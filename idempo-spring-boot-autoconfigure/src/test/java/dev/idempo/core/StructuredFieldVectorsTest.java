@@ -28,7 +28,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * <li>any other value is a bare key and is not parsed as a Structured Field (UUIDs that
  * start with a digit, Base64 keys with {@code =} are not tokens): it is the value itself,
  * trimmed of spaces and tabs, and is rejected only if it is empty, longer than 255
- * characters, contains {@code "} or anything but printable ASCII;</li>
+ * characters, contains {@code "}, a comma (two keys combined into one line) or anything
+ * but printable ASCII;</li>
  * <li>a key sent on more than one header line is rejected (the specification of idempo
  * says so), even where Structured Fields would combine the lines.</li>
  * </ul>
@@ -94,7 +95,7 @@ class StructuredFieldVectorsTest {
 		}
 		boolean printable = value.chars().allMatch((c) -> c >= 0x20 && c <= 0x7E);
 		if (value.isEmpty() || value.length() > IdempotencyKeyParser.MAX_LENGTH || value.indexOf('"') >= 0
-				|| !printable) {
+				|| value.indexOf(',') >= 0 || !printable) {
 			return null;
 		}
 		return value;

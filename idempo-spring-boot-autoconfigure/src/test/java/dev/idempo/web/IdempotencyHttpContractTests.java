@@ -9,9 +9,16 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import dev.idempo.web.testapp.Executions;
 import dev.idempo.web.testapp.HttpTestApplication;
@@ -24,8 +31,9 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The HTTP behaviour every store must give a client: replay, 409, 422, expiry and exactly
- * one execution under concurrent duplicates. Each store has a subclass that points the
+ * The HTTP behaviour every store must give a client: replay, 409, 422, expiry, exactly
+ * one execution under concurrent duplicates, requests rejected before the handler left
+ * unstored, and comma-combined keys refused. Each store has a subclass that points the
  * application at it.
  *
  * @author idempo
@@ -39,6 +47,9 @@ public abstract class IdempotencyHttpContractTests {
 
 	@Autowired
 	Executions executions;
+
+	@Autowired
+	MeterRegistry meterRegistry;
 
 	TestHttp http;
 
@@ -97,6 +108,106 @@ public abstract class IdempotencyHttpContractTests {
 			this.executions.releaseHandlers();
 			executor.shutdownNow();
 		}
+	}
+
+	static Stream<Arguments> rejectedBeforeTheHandler() {
+		String order = "{\"item\":\"book\",\"quantity\":2}";
+		return Stream.of(
+				Arguments.of("unreadable body", "/t/orders", "{\"item\":", "application/json", 400, "/t/orders", order,
+						201, "orders"),
+				Arguments.of("unsupported media type", "/t/orders", order, "text/plain", 415, "/t/orders", order, 201,
+						"orders"),
+				Arguments.of("failed conversion", "/t/large-list?items=many", "{}", "application/json", 400,
+						"/t/large-list?items=2", "{}", 200, "large-list"),
+				Arguments.of("missing parameter", "/t/large-list", "{}", "application/json", 400,
+						"/t/large-list?items=2", "{}", 200, "large-list"),
+				Arguments.of("failed @Valid", "/t/validated-orders", "{\"item\":\"\",\"quantity\":0}",
+						"application/json", 400, "/t/validated-orders", order, 201, "validated-orders"));
+	}
+
+	/**
+	 * Spring MVC answers before the handler method began: nothing is stored and the key
+	 * is released, so the same request is answered afresh (never replayed, never 409 or
+	 * 422) and the corrected one with the same key runs the handler, once.
+	 */
+	@ParameterizedTest(name = "{0}")
+	@MethodSource
+	void rejectedBeforeTheHandler(String name, String path, String body, String contentType, int status,
+			String correctedPath, String correctedBody, int correctedStatus, String endpoint) {
+		String key = TestHttp.newKey();
+		int before = this.executions.count(endpoint);
+		double releasedBefore = notStored("rejected_before_handler");
+		for (int i = 0; i < 2; i++) {
+			HttpResponse<byte[]> rejected = this.http.send(this.http.request("POST", path, body, "Idempotency-Key", key)
+				.setHeader("Content-Type", contentType));
+			assertThat(rejected.statusCode()).as("attempt %d: %s", i + 1, TestHttp.text(rejected)).isEqualTo(status);
+			assertThat(rejected.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		}
+		assertThat(this.executions.count(endpoint)).isEqualTo(before);
+		assertThat(notStored("rejected_before_handler")).isEqualTo(releasedBefore + 2);
+		HttpResponse<byte[]> corrected = this.http.postWithKey(correctedPath, key, correctedBody);
+		assertThat(corrected.statusCode()).isEqualTo(correctedStatus);
+		assertThat(corrected.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(this.executions.count(endpoint)).isEqualTo(before + 1);
+		HttpResponse<byte[]> retry = this.http.postWithKey(correctedPath, key, correctedBody);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).isEqualTo(corrected.body());
+		assertThat(this.executions.count(endpoint)).isEqualTo(before + 1);
+	}
+
+	/**
+	 * A handler that ran and answered 4xx, through an {@code @ExceptionHandler} or by an
+	 * exception that the container's error page renders: stored and replayed.
+	 */
+	@ParameterizedTest
+	@CsvSource({ "/t/problem, problem, 409", "/t/response-status-exception, response-status-exception, 404" })
+	void clientErrorOfAHandlerThatRanIsStored(String path, String endpoint, int status) {
+		String key = TestHttp.newKey();
+		int before = this.executions.count(endpoint);
+		HttpResponse<byte[]> first = this.http.postWithKey(path, key, "{}");
+		HttpResponse<byte[]> retry = this.http.postWithKey(path, key, "{}");
+		assertThat(first.statusCode()).isEqualTo(status);
+		assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(retry.statusCode()).isEqualTo(status);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(this.executions.count(endpoint)).isEqualTo(before + 1);
+	}
+
+	/**
+	 * Intermediaries may join repeated header lines with commas: a bare {@code a1, a2} is
+	 * two keys (400, as two lines are), a quoted {@code "a1, a2"} one key.
+	 */
+	@Test
+	void bareKeyWithACommaIsTwoKeysAndAQuotedOneIsOne() {
+		String first = TestHttp.newKey();
+		String second = TestHttp.newKey();
+		int before = this.executions.count("object");
+		for (String combined : List.of(first + ", " + second, first + "," + second)) {
+			HttpResponse<byte[]> response = this.http.postWithKey("/t/object", combined, "{}");
+			assertThat(response.statusCode()).isEqualTo(400);
+			assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+			assertThat(TestHttp.text(response)).contains("\"type\":\"https://idempo.dev/problems/invalid-key\"");
+		}
+		assertThat(this.executions.count("object")).isEqualTo(before);
+		String quoted = "\"" + first + ", " + second + "\"";
+		HttpResponse<byte[]> executed = this.http.postWithKey("/t/object", quoted, "{}");
+		assertThat(executed.statusCode()).isEqualTo(200);
+		assertThat(executed.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		HttpResponse<byte[]> replayed = this.http.postWithKey("/t/object", quoted, "{}");
+		assertThat(replayed.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(replayed.body()).isEqualTo(executed.body());
+		// neither half is that key
+		assertThat(this.http.postWithKey("/t/object", first, "{}").headers().firstValue("Idempotent-Replayed"))
+			.isEmpty();
+		assertThat(this.executions.count("object")).isEqualTo(before + 2);
+	}
+
+	private double notStored(String reason) {
+		Counter counter = this.meterRegistry.find("idempo.responses")
+			.tags("outcome", "not_stored", "reason", reason)
+			.counter();
+		return (counter != null) ? counter.count() : 0;
 	}
 
 	@Test

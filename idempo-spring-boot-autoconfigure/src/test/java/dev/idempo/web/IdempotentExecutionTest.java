@@ -216,6 +216,32 @@ class IdempotentExecutionTest {
 	}
 
 	@Test
+	void sendErrorWithNoErrorPageToAwaitStoresTheStatusWithoutABody() throws IOException {
+		IdempotentExecution execution = start(NotStoredReason.NONE);
+		CapturingResponse response = response(404, "discarded by sendError");
+		response.setHeader("X-Trace", "t1");
+		response.sendError(404, "no such thing");
+		assertThat(execution.finish(response)).isTrue();
+		assertThat(this.events.all()).containsExactly("stored/none");
+		StoredRecord record = ((ClaimResult.Completed) this.store.claim(key(), settings.lockTtl())).record();
+		assertThat(ResponseEnvelope.decode(record.response()).status()).isEqualTo(404);
+		assertThat(ResponseEnvelope.decode(record.response()).body()).isEmpty();
+		assertThat(ResponseEnvelope.decode(record.response()).headers()).containsEntry("X-Trace", List.of("t1"));
+	}
+
+	@Test
+	void rejectionBeforeTheHandlerReleasesWhateverTheResponseAndEndsOnce() throws IOException {
+		IdempotentExecution execution = start(NotStoredReason.NONE);
+		assertThat(execution.rejectedBeforeHandler()).isTrue();
+		assertThat(execution.finish(response(400, "bad body"))).isFalse();
+		assertThat(execution.awaitErrorPage()).isFalse();
+		assertThat(execution.requestEnded()).isFalse();
+		assertThat(execution.phase()).isEqualTo(Phase.ENDED);
+		assertThat(this.events.all()).containsExactly("not_stored/rejected_before_handler");
+		assertThat(this.store.claim(key(), settings.lockTtl())).isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
 	void responsesThePolicyOrTheCaptureRulesOutAreReleased() throws IOException {
 		start(NotStoredReason.DISABLED).finish(response(200, "ok"));
 		CapturingResponse streamed = response(200, "chunk");

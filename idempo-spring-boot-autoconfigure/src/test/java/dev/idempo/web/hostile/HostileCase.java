@@ -149,14 +149,24 @@ record HostileCase(String name, String endpoint, byte[] request, Ending ending, 
 	}
 
 	/**
-	 * A valid new key whose body Spring MVC refuses before the handler method runs
-	 * (unreadable JSON, an unsupported media type): that 4xx is an ordinary response,
-	 * stored under {@code key} and replayed, and the handler never runs.
+	 * A valid new key whose request Spring MVC refuses before the handler method runs
+	 * (unreadable JSON, an unsupported media type, a missing or unconvertible parameter):
+	 * the handler never runs, nothing is stored and the key stays free, so the same
+	 * request is answered afresh and {@code corrected}, the request put right, runs the
+	 * handler under that key.
 	 *
 	 * @param status the status Spring MVC answers
 	 * @param key the key
+	 * @param corrected the corrected request with the key, {@code null} if the case has
+	 * none
+	 * @param correctedStatus the status of the corrected request
 	 */
-	record RejectedByHandler(int status, String key) implements Expected {
+	record RejectedBeforeHandler(int status, String key, byte @Nullable [] corrected,
+			int correctedStatus) implements Expected {
+
+		RejectedBeforeHandler(int status, String key) {
+			this(status, key, null, 0);
+		}
 
 	}
 

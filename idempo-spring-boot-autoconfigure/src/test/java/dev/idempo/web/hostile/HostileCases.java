@@ -11,7 +11,7 @@ import dev.idempo.web.hostile.HostileCase.Expected;
 import dev.idempo.web.hostile.HostileCase.Problem;
 import dev.idempo.web.hostile.HostileCase.Refused;
 import dev.idempo.web.hostile.HostileCase.Refuser;
-import dev.idempo.web.hostile.HostileCase.RejectedByHandler;
+import dev.idempo.web.hostile.HostileCase.RejectedBeforeHandler;
 import dev.idempo.web.hostile.HostileCase.Replays;
 import dev.idempo.web.hostile.RawExchange.Ending;
 
@@ -203,8 +203,13 @@ final class HostileCases {
 				RawRequest.post(REQUIRED).headerLine("Idempotency-Key:").key("abc")));
 		cases.add(key("a structured-field list of two keys", Problem.invalidKey(),
 				RawRequest.post(REQUIRED).key("\"abc\", \"xyz\"")));
-		cases.add(key("a comma in a bare key (one key: printable ASCII)", new Executes("abc, xyz"),
+		// intermediaries may join repeated lines with commas: a bare abc, xyz is two keys
+		cases.add(key("a comma in a bare key (two keys joined, as two lines are)", Problem.invalidKey(),
 				RawRequest.post(REQUIRED).key("abc, xyz")));
+		cases.add(key("a comma without a space in a bare key", Problem.invalidKey(),
+				RawRequest.post(REQUIRED).key("abc,xyz")));
+		cases.add(key("a comma in a quoted key (one key)", new Executes("abc, xyz"),
+				RawRequest.post(REQUIRED).key("\"abc, xyz\"")));
 		// Tomcat unfolds obs-fold, keeping the SP or HTAB that starts the continuation
 		// line (RFC 9112, 5.2, lets a server replace it with SP instead of refusing it)
 		cases.add(key("obs-fold: abc continued by SP def is the key abc def", new Replays("abc def"),
@@ -495,7 +500,7 @@ final class HostileCases {
 				"application/json;charset=x-no-such-charset"));
 		cases.add(orders("malformed media type", 415, "{\"item\":\"x\",\"quantity\":1}", "application/;;;"));
 		cases.add(key("@PathVariable refuses a path segment that is not a number",
-				new RejectedByHandler(400, "path-variable"),
+				new RejectedBeforeHandler(400, "path-variable"),
 				RawRequest.requestLine("POST /t/status/%C3%A9 HTTP/1.1").key("path-variable")));
 		// Spring MVC finds it cannot write the handler's result only after the handler
 		// ran: that 406 is its response, stored and replayed
@@ -547,7 +552,8 @@ final class HostileCases {
 		cases.add(new HostileCase("form: a raw Latin-1 byte (not UTF-8)", "form",
 				formRequest("form-latin-1").body(RawRequest.bytes("amount=", 0xE9)).build(), Ending.KEEP_OPEN,
 				Refused.body()));
-		cases.add(form("form: without the handler's parameter", new RejectedByHandler(400, "form-missing"),
+		cases.add(form("form: without the handler's parameter",
+				new RejectedBeforeHandler(400, "form-missing", formRequest("form-missing").build(), 200),
 				"form-missing", "other=1"));
 		cases.add(new HostileCase("form: Content-Length 100, 8 bytes sent, half-closed", "form",
 				formRequest("form-truncated-half-closed").body("amount=1").contentLength("100").build(),
@@ -591,7 +597,13 @@ final class HostileCases {
 		String key = "orders-" + name.replace(' ', '-');
 		return new HostileCase("@RequestBody refuses " + name, "orders",
 				RawRequest.post(ORDERS).key(key).contentType(contentType).body(body).build(), Ending.KEEP_OPEN,
-				new RejectedByHandler(status, key));
+				new RejectedBeforeHandler(status, key,
+						RawRequest.post(ORDERS)
+							.key(key)
+							.contentType("application/json")
+							.body("{\"item\":\"x\",\"quantity\":1}")
+							.build(),
+						201));
 	}
 
 	private static String chunks(String body, int size) {

@@ -22,7 +22,7 @@ import dev.idempo.web.hostile.HostileCase.Expected;
 import dev.idempo.web.hostile.HostileCase.Problem;
 import dev.idempo.web.hostile.HostileCase.Refused;
 import dev.idempo.web.hostile.HostileCase.Refuser;
-import dev.idempo.web.hostile.HostileCase.RejectedByHandler;
+import dev.idempo.web.hostile.HostileCase.RejectedBeforeHandler;
 import dev.idempo.web.hostile.HostileCase.Replays;
 import dev.idempo.web.hostile.RawExchange.Ending;
 import dev.idempo.web.hostile.RawExchange.RawResponse;
@@ -137,8 +137,8 @@ public abstract class HostileInputHttpTests {
 		RawResponse response = exchange(hostile.request(), hostile.ending());
 		String description = hostile.name() + ": " + response.describe();
 		assertAnsweredInTime(response, description);
-		if (expected instanceof RejectedByHandler rejected) {
-			rejectedByHandler(hostile, rejected, response, description, runsBefore);
+		if (expected instanceof RejectedBeforeHandler rejected) {
+			rejectedBeforeHandler(hostile, rejected, response, description, runsBefore);
 			return;
 		}
 		if (expected instanceof Problem problem) {
@@ -199,27 +199,36 @@ public abstract class HostileInputHttpTests {
 	}
 
 	/**
-	 * Spring MVC refuses the body before the handler method runs; that 4xx is a response
-	 * like any other: stored, then replayed.
+	 * Spring MVC refuses the request before the handler method runs: its 4xx is not
+	 * stored, the key stays free, the same request is answered afresh, and the corrected
+	 * one runs the handler under the key.
 	 */
-	private void rejectedByHandler(HostileCase hostile, RejectedByHandler rejected, RawResponse response,
+	private void rejectedBeforeHandler(HostileCase hostile, RejectedBeforeHandler rejected, RawResponse response,
 			String description, Map<String, Integer> runsBefore) {
 		String storageKey = storageKey(rejected.key(), null);
 		assertThat(this.stored).as(description).doesNotContainKey(storageKey);
+		assertRejectedBeforeHandler(response, rejected, description);
+		assertThat(runs()).as(description).isEqualTo(runsBefore);
+		assertThat(this.store.inspect(storageKey).isAbsent()).as(description).isTrue();
+		RawResponse again = exchange(hostile.request(), Ending.KEEP_OPEN);
+		assertRejectedBeforeHandler(again, rejected, hostile.name() + " (again): " + again.describe());
+		assertThat(runs()).as(description).isEqualTo(runsBefore);
+		assertStoreHoldsExactly(this.stored.size(), description);
+		byte[] corrected = rejected.corrected();
+		if (corrected != null) {
+			executes(hostile.name() + ", then the corrected request", hostile.endpoint(), corrected,
+					new Executes(rejected.key(), null, rejected.correctedStatus()));
+		}
+	}
+
+	private void assertRejectedBeforeHandler(RawResponse response, RejectedBeforeHandler rejected, String description) {
+		assertAnsweredInTime(response, description);
 		assertThat(response.status()).as(description).isEqualTo(rejected.status());
 		assertThat(response.header("X-Request-Id")).as(description).isNotNull();
 		assertThat(response.header("Idempotent-Replayed")).as(description).isNull();
 		assertThat(response.bodyText()).as(description)
 			.contains("\"status\":" + rejected.status())
 			.doesNotContain("idempo.dev/problems");
-		assertThat(runs()).as(description).isEqualTo(runsBefore);
-		assertThat(this.store.inspect(storageKey).record()).as(description).isNotNull();
-		Stored record = new Stored(rejected.key(), hostile.request(), response.status(), response.body());
-		RawResponse retry = exchange(hostile.request(), Ending.KEEP_OPEN);
-		assertReplayOf(retry, record, hostile.name() + " (retry): " + retry.describe());
-		assertThat(runs()).as(description).isEqualTo(runsBefore);
-		this.stored.put(storageKey, record);
-		assertStoreHoldsExactly(this.stored.size(), description);
 	}
 
 	private void everyRecordReplays() {

@@ -12,6 +12,9 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 
 import jakarta.servlet.http.HttpServletResponse;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotBlank;
+import jakarta.validation.constraints.Positive;
 
 import dev.idempo.Idempotent;
 
@@ -57,6 +60,9 @@ public class TestController {
 	public record OrderRequest(String item, int quantity) {
 	}
 
+	public record ValidatedOrderRequest(@NotBlank String item, @Positive int quantity) {
+	}
+
 	@PostMapping("/orders")
 	@Idempotent
 	ResponseEntity<Order> createOrder(@RequestBody OrderRequest request) {
@@ -66,6 +72,14 @@ public class TestController {
 			.header("X-Order-Execution", Integer.toString(execution))
 			.header(HttpHeaders.SET_COOKIE, ResponseCookie.from("session", "s" + execution).build().toString())
 			.body(order);
+	}
+
+	@PostMapping("/validated-orders")
+	@Idempotent
+	ResponseEntity<Order> createValidatedOrder(@Valid @RequestBody ValidatedOrderRequest request) {
+		int execution = this.executions.increment("validated-orders");
+		return ResponseEntity.status(HttpStatus.CREATED)
+			.body(new Order("ord-" + execution, execution, request.item(), request.quantity()));
 	}
 
 	@GetMapping("/orders")

@@ -13,6 +13,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -53,6 +55,9 @@ abstract class TransactionalHttpTests {
 
 	@Autowired
 	PlatformTransactionManager transactionManager;
+
+	@Autowired
+	MeterRegistry meterRegistry;
 
 	@Value("${test.payments-table}")
 	String paymentsTable;
@@ -166,6 +171,41 @@ abstract class TransactionalHttpTests {
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(payments(reference)).isEqualTo(1);
 		assertThat(records(key)).isEqualTo(1);
+	}
+
+	/**
+	 * Spring MVC refuses the request while it resolves the handler's arguments (here a
+	 * missing header): the transaction rolls back with nothing written, the key is free,
+	 * and the corrected retry with the same key runs the handler once.
+	 */
+	@Test
+	void requestRejectedBeforeTheHandlerRollsBackAndTheCorrectedRetryRuns() {
+		String key = TestHttp.newKey();
+		String reference = reference();
+		double before = notStored("rejected_before_handler");
+		for (int i = 0; i < 2; i++) {
+			HttpResponse<byte[]> rejected = this.http.post("/tx/jdbc/payments", "{\"amount\":1}", "Idempotency-Key",
+					key);
+			assertThat(rejected.statusCode()).isEqualTo(400);
+			assertThat(rejected.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		}
+		assertThat(records(key)).isZero();
+		assertThat(notStored("rejected_before_handler")).isEqualTo(before + 2);
+		HttpResponse<byte[]> corrected = post("/tx/jdbc/payments", key, reference, null);
+		assertThat(corrected.statusCode()).isEqualTo(201);
+		assertThat(corrected.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(payments(reference)).isEqualTo(1);
+		assertThat(records(key)).isEqualTo(1);
+		assertThat(post("/tx/jdbc/payments", key, reference, null).headers().firstValue("Idempotent-Replayed"))
+			.hasValue("true");
+		assertThat(payments(reference)).isEqualTo(1);
+	}
+
+	private double notStored(String reason) {
+		Counter counter = this.meterRegistry.find("idempo.responses")
+			.tags("outcome", "not_stored", "reason", reason)
+			.counter();
+		return (counter != null) ? counter.count() : 0;
 	}
 
 	@Test
