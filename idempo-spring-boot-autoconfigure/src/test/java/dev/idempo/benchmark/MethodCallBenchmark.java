@@ -29,8 +29,11 @@ import org.springframework.context.annotation.Import;
  * record, the result is read back, the method does not run), with the memory and the
  * Redis store, on 1 and on 32 threads. Every figure of a store is measured in the same
  * run, in interleaved rounds of fixed duration after a warm-up, so that a noisy machine
- * shifts them alike; the ratios compare figures of one run. Each measurement checks the
- * executions it expects: every call on a new key runs the method, no replay does.
+ * shifts them alike; the ratios compare figures of one run. The mean is threads × elapsed
+ * time / calls, so on more threads than cores it includes the wait for a core; "+ µs" is
+ * what the annotation adds to the mean of the unprotected call, "× plain" their ratio.
+ * Each measurement checks the executions it expects: every call on a new key runs the
+ * method, no replay does.
  * <p>
  * Not a test: run it with
  * {@code ./mvnw -q -pl idempo-spring-boot-autoconfigure test-compile exec:java -Dexec.classpathScope=test -Dexec.mainClass=dev.idempo.benchmark.MethodCallBenchmark}
@@ -171,14 +174,14 @@ public final class MethodCallBenchmark {
 	private static void print(String store, int threads, Map<String, List<Measurement>> results) {
 		System.out.printf(Locale.ROOT, "%n%s store, %d thread%s (median of the rounds)%n", store, threads,
 				(threads > 1) ? "s" : "");
-		System.out.printf(Locale.ROOT, "%-24s %14s %12s %10s %10s %10s%n", "call", "calls/s", "mean µs", "p50 µs",
-				"p99 µs", "× plain");
+		System.out.printf(Locale.ROOT, "%-24s %12s %10s %10s %10s %10s %8s%n", "call", "calls/s", "mean µs", "+ µs",
+				"p50 µs", "p99 µs", "× plain");
 		double baseline = median(results.values().iterator().next(), Measurement::meanMicros);
 		results.forEach((name, measurements) -> {
 			double mean = median(measurements, Measurement::meanMicros);
-			System.out.printf(Locale.ROOT, "%-24s %14.0f %12.2f %10.2f %10.2f %10.1f%n", name,
-					median(measurements, Measurement::callsPerSecond), mean, median(measurements, Measurement::p50),
-					median(measurements, Measurement::p99), mean / baseline);
+			System.out.printf(Locale.ROOT, "%-24s %12.0f %10.2f %10.2f %10.2f %10.2f %8.1f%n", name,
+					median(measurements, Measurement::callsPerSecond), mean, mean - baseline,
+					median(measurements, Measurement::p50), median(measurements, Measurement::p99), mean / baseline);
 		});
 	}
 
