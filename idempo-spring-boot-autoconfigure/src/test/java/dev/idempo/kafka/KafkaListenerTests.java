@@ -13,6 +13,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -192,7 +193,7 @@ abstract class KafkaListenerTests {
 			}
 			return Files.exists(signals.resolve("committed-" + KILLED_AFTER))
 					&& rowsByPayment(businessTable).size() == PAYMENTS;
-		}, "consumer A to commit a row for every payment and pause after " + KILLED_AFTER + "\n" + a.logTail());
+		}, () -> "consumer A to commit a row for every payment and pause after " + KILLED_AFTER + "\n" + a.logTail());
 		a.kill();
 		long killedAt = System.nanoTime();
 		Map<TopicPartition, Long> committedAtKill = TestKafka.committedOffsets(group, topic, PARTITIONS);
@@ -209,7 +210,8 @@ abstract class KafkaListenerTests {
 
 		b.getBean(KafkaListenerEndpointRegistry.class).start();
 		awaitCondition(() -> TestKafka.committedOffsets(group, topic, PARTITIONS).equals(end),
-				"consumer B to commit the group's offsets to the end " + end);
+				() -> "consumer B to commit the group's offsets to the end " + end + ", committed "
+						+ TestKafka.committedOffsets(group, topic, PARTITIONS));
 		int deliveriesToB = b.getBean(Deliveries.class).count();
 		int executionsOnB = b.getBean(Payments.class).executions();
 		b.close();
@@ -264,11 +266,11 @@ abstract class KafkaListenerTests {
 		return rows;
 	}
 
-	private static void awaitCondition(BooleanSupplier condition, String what) {
+	private static void awaitCondition(BooleanSupplier condition, Supplier<String> what) {
 		long deadline = System.nanoTime() + TIMEOUT.toNanos();
 		while (!condition.getAsBoolean()) {
 			if (System.nanoTime() > deadline) {
-				fail("Timed out after " + TIMEOUT + " waiting for " + what);
+				fail("Timed out after " + TIMEOUT + " waiting for " + what.get());
 			}
 			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
 		}
