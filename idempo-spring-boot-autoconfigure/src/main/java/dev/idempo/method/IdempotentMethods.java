@@ -15,6 +15,7 @@ import org.jspecify.annotations.Nullable;
 
 import dev.idempo.Idempotent;
 
+import org.springframework.aop.support.AopUtils;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.MergedAnnotations;
@@ -100,7 +101,7 @@ public final class IdempotentMethods {
 	}
 
 	private @Nullable IdempotentMethod resolve(Method method, Class<?> targetClass) {
-		Method specific = ClassUtils.getMostSpecificMethod(method, targetClass);
+		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
 		Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(specific, Idempotent.class);
 		boolean controller = MergedAnnotations.from(targetClass, SearchStrategy.TYPE_HIERARCHY).isPresent(CONTROLLER);
 		boolean handler = controller

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 
 import dev.idempo.Idempotent;
 import dev.idempo.IdempotencyTemplate;
+import dev.idempo.core.IdempotencyListener;
 import dev.idempo.method.IdempotentMethodAdvisor;
 import dev.idempo.method.IdempotentMethodException;
 import dev.idempo.store.LockingStore;
@@ -19,6 +20,8 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.resilience.annotation.EnableResilientMethods;
+import org.springframework.resilience.annotation.Retryable;
 import org.springframework.stereotype.Controller;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -124,6 +127,19 @@ class IdempotentMethodsAutoConfigurationTests {
 		});
 	}
 
+	@Test
+	void frameworkRetryableRunsOutsideTheClaimSoEachAttemptClaimsAfresh() {
+		this.contextRunner.withUserConfiguration(RetryConfiguration.class).run((context) -> {
+			RetriedService service = context.getBean(RetriedService.class);
+			ExecutedCalls executed = context.getBean(ExecutedCalls.class);
+			assertThat(service.flaky("k")).isEqualTo(2);
+			assertThat(service.flaky("k")).isEqualTo(2);
+			// two attempts, each its own claim; the later call replays
+			assertThat(service.attempts).hasValue(2);
+			assertThat(executed.count).hasValue(2);
+		});
+	}
+
 	private void assertFailure(Class<?> configuration, String method, String problem) {
 		this.contextRunner.withUserConfiguration(configuration).run((context) -> {
 			assertThat(context).hasFailed();
@@ -166,6 +182,51 @@ class IdempotentMethodsAutoConfigurationTests {
 		@Bean
 		Service service() {
 			return new Service();
+		}
+
+	}
+
+	public static class RetriedService {
+
+		final AtomicInteger attempts = new AtomicInteger();
+
+		@Retryable(maxRetries = 2, delay = 0)
+		@Idempotent(key = "#id")
+		public int flaky(String id) {
+			int attempt = this.attempts.incrementAndGet();
+			if (attempt == 1) {
+				throw new IllegalStateException("first attempt fails");
+			}
+			return attempt;
+		}
+
+	}
+
+	static class ExecutedCalls implements IdempotencyListener {
+
+		final AtomicInteger count = new AtomicInteger();
+
+		@Override
+		public void onRequest(Source source, RequestOutcome outcome) {
+			if (source == Source.METHOD && outcome == RequestOutcome.EXECUTED) {
+				this.count.incrementAndGet();
+			}
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableResilientMethods
+	static class RetryConfiguration {
+
+		@Bean
+		RetriedService service() {
+			return new RetriedService();
+		}
+
+		@Bean
+		ExecutedCalls executedCalls() {
+			return new ExecutedCalls();
 		}
 
 	}

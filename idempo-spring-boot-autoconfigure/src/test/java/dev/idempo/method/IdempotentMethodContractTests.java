@@ -5,6 +5,7 @@ import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -19,12 +20,14 @@ import org.junit.jupiter.api.Test;
 import dev.idempo.IdempotencyInProgressException;
 import dev.idempo.IdempotencyKeyReusedException;
 import dev.idempo.IdempotencyTemplate;
+import dev.idempo.actuate.IdempotencyEndpoint;
 import dev.idempo.core.CurrentIdempotentCall;
 import dev.idempo.core.StorageKeys;
 import dev.idempo.method.MethodTestApplication.Executions;
 import dev.idempo.method.MethodTestApplication.Order;
 import dev.idempo.method.MethodTestApplication.Payments;
 import dev.idempo.method.MethodTestApplication.Receipt;
+import dev.idempo.store.LockingStore;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -59,6 +62,9 @@ public abstract class IdempotentMethodContractTests {
 
 	@Autowired
 	MeterRegistry meters;
+
+	@Autowired
+	LockingStore store;
 
 	static String newKey() {
 		return UUID.randomUUID().toString();
@@ -247,6 +253,20 @@ public abstract class IdempotentMethodContractTests {
 		assertThatIllegalStateException().isThrownBy(() -> this.payments.brokenKey(new Order(newKey(), BigDecimal.ONE)))
 			.withMessageContaining("#order.missing()")
 			.withMessageContaining("Payments.brokenKey(Order)");
+	}
+
+	@Test
+	void theEndpointFindsAMethodRecordByItsScope() throws Exception {
+		Order order = new Order(newKey(), new BigDecimal("3.00"));
+		this.payments.charge(order);
+		IdempotencyEndpoint endpoint = new IdempotencyEndpoint(this.store, true);
+		String scope = "method:" + Payments.class.getName() + "#charge(" + Order.class.getName() + ")";
+		assertThat(IdempotentMethod.scope(Payments.class.getMethod("charge", Order.class), Payments.class))
+			.isEqualTo(scope);
+		Map<String, Object> record = endpoint.record(order.id(), scope);
+		assertThat(record).containsEntry("state", "completed").containsEntry("status", 200);
+		assertThat((String) record.get("body")).contains("\"orderId\":\"" + order.id() + "\"");
+		assertThat(endpoint.record(order.id(), "anonymous")).containsEntry("state", "absent");
 	}
 
 	@Test

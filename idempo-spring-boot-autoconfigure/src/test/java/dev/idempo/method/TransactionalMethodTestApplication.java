@@ -4,12 +4,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.idempo.Idempotent;
+import dev.idempo.core.CurrentIdempotentCall;
 
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * A non-web application whose idempotent method writes a row in the transaction idempo
@@ -27,6 +31,15 @@ class TransactionalMethodTestApplication {
 	}
 
 	record Entry(String id, int amount) {
+	}
+
+	/** Jackson cannot write it: its only property throws. */
+	static class Unwritable {
+
+		public String getValue() {
+			throw new IllegalStateException("not writable");
+		}
+
 	}
 
 	static class Ledger {
@@ -55,13 +68,46 @@ class TransactionalMethodTestApplication {
 		}
 
 		@Idempotent(key = "#id", transactional = true)
-		public Object bookUnwritable(String id) {
+		public Unwritable bookUnwritable(String id) {
 			this.jdbc.update("INSERT INTO " + this.table + " (id, amount) VALUES (?, ?)", id, 0);
-			// no properties: Jackson refuses to write it
-			return new Object();
+			return new Unwritable();
 		}
 
-		int rows(String id) {
+		// accessors, not fields: the bean is a proxy
+		public int executions() {
+			return this.executions.get();
+		}
+
+		public void failNextAfterInsert() {
+			this.failAfterInsert.set(true);
+		}
+
+		public AtomicBoolean boundAtCompletion() {
+			return this.boundAtCompletion;
+		}
+
+		/**
+		 * Not transactional for idempo, but {@code @Transactional}: records whether the
+		 * idempotent call was still bound when Spring's transaction completed, which it
+		 * is only if idempo's advisor runs outside the transaction's.
+		 */
+		@Transactional
+		@Idempotent(key = "#id")
+		public void insideSpringsTransaction(String id) {
+			this.jdbc.update("INSERT INTO " + this.table + " (id, amount) VALUES (?, ?)", id, 1);
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+				@Override
+				public void afterCompletion(int status) {
+					Ledger.this.boundAtCompletion.set(CurrentIdempotentCall.current() != null);
+				}
+
+			});
+		}
+
+		final AtomicBoolean boundAtCompletion = new AtomicBoolean();
+
+		public int rows(String id) {
 			Integer count = this.jdbc.queryForObject("SELECT COUNT(*) FROM " + this.table + " WHERE id = ?",
 					Integer.class, id);
 			return (count != null) ? count : 0;

@@ -59,8 +59,8 @@ abstract class TransactionalMethodTests {
 	@Test
 	void aThrowRollsBackTheInsertAndStoresNothingSoTheRetryRunsAndCommitsOnce() {
 		String id = newKey();
-		int before = this.ledger.executions.get();
-		this.ledger.failAfterInsert.set(true);
+		int before = this.ledger.executions();
+		this.ledger.failNextAfterInsert();
 		assertThatIllegalStateException().isThrownBy(() -> this.ledger.book(id, 7))
 			.withMessage("failed after its insert");
 		assertThat(this.ledger.rows(id)).isZero();
@@ -68,7 +68,7 @@ abstract class TransactionalMethodTests {
 		assertThat(this.ledger.book(id, 7)).isEqualTo(new Entry(id, 7));
 		assertThat(this.ledger.book(id, 7)).isEqualTo(new Entry(id, 7));
 		assertThat(this.ledger.rows(id)).isOne();
-		assertThat(this.ledger.executions.get()).isEqualTo(before + 2);
+		assertThat(this.ledger.executions()).isEqualTo(before + 2);
 	}
 
 	@Test
@@ -110,6 +110,16 @@ abstract class TransactionalMethodTests {
 				executor.shutdownNow();
 			}
 		}
+	}
+
+	@Test
+	void theClaimOutlivesTheTransactionOfTransactionalOnTheSameMethod() {
+		String id = newKey();
+		this.ledger.boundAtCompletion().set(false);
+		this.ledger.insideSpringsTransaction(id);
+		assertThat(this.ledger.boundAtCompletion()).isTrue();
+		this.ledger.insideSpringsTransaction(id);
+		assertThat(this.ledger.rows(id)).isOne();
 	}
 
 	private int records(String id) {
