@@ -8,7 +8,9 @@ import java.lang.annotation.Target;
 
 /**
  * Marks a Spring MVC handler method, or every handler method of a controller, as
- * protected by an {@code Idempotency-Key}.
+ * protected by an {@code Idempotency-Key}; or, with a {@link #key() key} expression, any
+ * public method of a Spring bean that is not a web handler (a message listener, a
+ * scheduled job, a service method).
  * <p>
  * A {@code POST}, {@code PUT}, {@code PATCH} or {@code DELETE} request that carries a key
  * runs the handler at most once per (caller, key) until the record expires; a retry with
@@ -16,8 +18,15 @@ import java.lang.annotation.Target;
  * {@code Idempotent-Replayed: true}. {@code GET}, {@code HEAD}, {@code OPTIONS} and
  * {@code TRACE} requests pass through untouched. An annotation on the method wins over
  * one on its class.
+ * <p>
+ * On a method with a {@link #key() key}, the first call with a key value runs the method
+ * and stores its return value; later calls with that key return the stored value without
+ * running the method, and a call while another one holds the key throws
+ * {@link IdempotencyInProgressException}. Calls reach the method through its Spring
+ * proxy: a call from the bean itself ({@code this.method()}) is not intercepted.
  *
  * @author idempo
+ * @see IdempotencyTemplate
  */
 @Target({ ElementType.METHOD, ElementType.TYPE })
 @Retention(RetentionPolicy.RUNTIME)
@@ -60,5 +69,18 @@ public @interface Idempotent {
 	 * @return whether the handler and its record share one transaction
 	 */
 	boolean transactional() default false;
+
+	/**
+	 * A SpEL expression that gives the idempotency key of a call, for methods that are
+	 * not web handlers (whose key is the {@code Idempotency-Key} header): arguments by
+	 * name ({@code #order.id()}) or position ({@code #p0}, {@code #a0}),
+	 * {@code #root.args}, {@code #root.method}, {@code #root.target} and bean references
+	 * ({@code @clock}). A {@code null} or empty value runs the call unprotected, unless
+	 * {@link #required()}, which throws {@link IllegalArgumentException}. The expression
+	 * is parsed at start-up. Empty (the default) on a web handler; on any other method an
+	 * empty key fails the application at start-up.
+	 * @return the key expression
+	 */
+	String key() default "";
 
 }

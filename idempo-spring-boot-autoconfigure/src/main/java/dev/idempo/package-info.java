@@ -1,5 +1,6 @@
 /**
- * HTTP idempotency keys for Spring MVC.
+ * Idempotency keys for Spring MVC handlers, and for bean methods and blocks of code
+ * outside the web layer.
  */
 @NullMarked
 package dev.idempo;

@@ -32,6 +32,7 @@ import dev.idempo.web.IdempotentHandlers;
 import dev.idempo.web.IdempotentResponseFilter;
 import dev.idempo.web.StreamingReturnValueHandler;
 import dev.idempo.web.TransactionalIdempotency;
+import dev.idempo.transaction.TransactionalClaims;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -62,19 +63,22 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 
 /**
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
- * Auto-configuration} for idempotency keys on Spring MVC handlers annotated with
- * {@link Idempotent}.
+ * Auto-configuration} for idempotency keys: the store, in every application; on Spring
+ * MVC handlers annotated with {@link Idempotent} in a servlet web application; on bean
+ * methods annotated with {@code @Idempotent(key = ...)} and the
+ * {@code IdempotencyTemplate} ({@link IdempotentMethodsConfiguration}) with or without a
+ * web server.
  *
  * @author idempo
  */
 @AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
-		"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration" })
-@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-@ConditionalOnClass(DispatcherServlet.class)
+		"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "idempo.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(IdempotencyProperties.class)
 @Import({ IdempotencyAutoConfiguration.MemoryStoreConfiguration.class, RedisStoreConfiguration.class,
-		JdbcStoreConfiguration.class })
+		JdbcStoreConfiguration.class, IdempotentMethodsConfiguration.class,
+		IdempotencyAutoConfiguration.WebMvcConfiguration.class })
 @ImportRuntimeHints(IdempotencyRuntimeHints.class)
 public final class IdempotencyAutoConfiguration {
 
@@ -118,28 +122,15 @@ public final class IdempotencyAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	CallerScopeResolver idempotencyCallerScopeResolver() {
-		return new DefaultCallerScopeResolver();
-	}
-
-	@Bean
-	@ConditionalOnMissingBean
 	LeaseRenewer idempotencyLeaseRenewer() {
 		return new LeaseRenewer();
 	}
 
-	@Bean
-	@ConditionalOnMissingBean
-	IdempotentHandlers idempotentHandlers(IdempotencyProperties properties, ConfigurableBeanFactory beanFactory) {
-		return new IdempotentHandlers(new EmbeddedValueResolver(beanFactory), properties.getResponseTtl(),
-				properties.isTransactional(), transactionalUnavailable(properties, beanFactory));
-	}
-
 	/**
-	 * Why transactional handlers cannot run, {@code null} if they can. Looked up by bean
-	 * name, so that applications without spring-tx never load its classes.
+	 * Why transactional handlers and methods cannot run, {@code null} if they can. Looked
+	 * up by bean name, so that applications without spring-tx never load its classes.
 	 */
-	private static @Nullable String transactionalUnavailable(IdempotencyProperties properties,
+	static @Nullable String transactionalUnavailable(IdempotencyProperties properties,
 			ConfigurableBeanFactory beanFactory) {
 		StoreType type = properties.getStore().getType();
 		if (type != StoreType.POSTGRES && type != StoreType.MYSQL) {
@@ -151,114 +142,140 @@ public final class IdempotencyAutoConfiguration {
 		return null;
 	}
 
-	@Bean
-	@ConditionalOnMissingBean
-	IdempotencyInterceptor idempotencyInterceptor(LockingStore store, IdempotentHandlers handlers,
-			CallerScopeResolver callerScopeResolver, ObjectProvider<IdempotencyListener> listeners,
-			IdempotencyProperties properties, LeaseRenewer leaseRenewer, ConfigurableBeanFactory beanFactory,
-			ObjectProvider<ObservationRegistry> observationRegistry,
-			ObjectProvider<RequestFingerprintStrategy> fingerprints,
-			ObjectProvider<IdempotentResponseFilter> responseFilters,
-			ObjectProvider<IdempotencyProblemCustomizer> problemCustomizers) {
-		IdempotencyInterceptor interceptor = new IdempotencyInterceptor(store, handlers, callerScopeResolver,
-				CompositeIdempotencyListener.of(listeners.orderedStream().toList()), properties.toSettings(),
-				leaseRenewer, transactional(beanFactory));
-		observationRegistry.ifAvailable(interceptor::setObservationRegistry);
-		fingerprints.ifAvailable(interceptor::setFingerprintStrategy);
-		interceptor.setResponseFilters(responseFilters.orderedStream().toList());
-		interceptor.setProblemCustomizers(problemCustomizers.orderedStream().toList());
-		return interceptor;
-	}
-
-	@Bean
-	WebMvcConfigurer idempotencyWebMvcConfigurer(IdempotencyInterceptor interceptor) {
-		IdempotencyAsyncInterceptor asyncInterceptor = new IdempotencyAsyncInterceptor();
-		return new WebMvcConfigurer() {
-
-			@Override
-			public void addInterceptors(InterceptorRegistry registry) {
-				// last, so that requests other interceptors reject never claim a key
-				registry.addInterceptor(interceptor).order(Ordered.LOWEST_PRECEDENCE);
-			}
-
-			@Override
-			public void configureAsyncSupport(AsyncSupportConfigurer configurer) {
-				configurer.registerCallableInterceptors(asyncInterceptor);
-				configurer.registerDeferredResultInterceptors(asyncInterceptor);
-			}
-
-		};
-	}
-
 	/**
-	 * Lets idempo recognise streaming return values at run time.
-	 * @return the post-processor
+	 * The request flow of {@code @Idempotent} Spring MVC handlers, in servlet web
+	 * applications only.
 	 */
-	@Bean
-	static BeanPostProcessor idempotencyStreamingReturnValueHandlerPostProcessor() {
-		return new BeanPostProcessor() {
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+	@ConditionalOnClass(DispatcherServlet.class)
+	static class WebMvcConfiguration {
 
-			@Override
-			public Object postProcessAfterInitialization(Object bean, String beanName) {
-				if (bean instanceof RequestMappingHandlerAdapter adapter) {
-					StreamingReturnValueHandler.decorate(adapter);
+		@Bean
+		@ConditionalOnMissingBean
+		CallerScopeResolver idempotencyCallerScopeResolver() {
+			return new DefaultCallerScopeResolver();
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotentHandlers idempotentHandlers(IdempotencyProperties properties, ConfigurableBeanFactory beanFactory) {
+			return new IdempotentHandlers(new EmbeddedValueResolver(beanFactory), properties.getResponseTtl(),
+					properties.isTransactional(), transactionalUnavailable(properties, beanFactory));
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotencyInterceptor idempotencyInterceptor(LockingStore store, IdempotentHandlers handlers,
+				CallerScopeResolver callerScopeResolver, ObjectProvider<IdempotencyListener> listeners,
+				IdempotencyProperties properties, LeaseRenewer leaseRenewer, ConfigurableBeanFactory beanFactory,
+				ObjectProvider<ObservationRegistry> observationRegistry,
+				ObjectProvider<RequestFingerprintStrategy> fingerprints,
+				ObjectProvider<IdempotentResponseFilter> responseFilters,
+				ObjectProvider<IdempotencyProblemCustomizer> problemCustomizers) {
+			IdempotencyInterceptor interceptor = new IdempotencyInterceptor(store, handlers, callerScopeResolver,
+					CompositeIdempotencyListener.of(listeners.orderedStream().toList()), properties.toSettings(),
+					leaseRenewer, transactional(beanFactory));
+			observationRegistry.ifAvailable(interceptor::setObservationRegistry);
+			fingerprints.ifAvailable(interceptor::setFingerprintStrategy);
+			interceptor.setResponseFilters(responseFilters.orderedStream().toList());
+			interceptor.setProblemCustomizers(problemCustomizers.orderedStream().toList());
+			return interceptor;
+		}
+
+		@Bean
+		WebMvcConfigurer idempotencyWebMvcConfigurer(IdempotencyInterceptor interceptor) {
+			IdempotencyAsyncInterceptor asyncInterceptor = new IdempotencyAsyncInterceptor();
+			return new WebMvcConfigurer() {
+
+				@Override
+				public void addInterceptors(InterceptorRegistry registry) {
+					// last, so that requests other interceptors reject never claim a key
+					registry.addInterceptor(interceptor).order(Ordered.LOWEST_PRECEDENCE);
 				}
-				return bean;
-			}
 
-		};
-	}
+				@Override
+				public void configureAsyncSupport(AsyncSupportConfigurer configurer) {
+					configurer.registerCallableInterceptors(asyncInterceptor);
+					configurer.registerDeferredResultInterceptors(asyncInterceptor);
+				}
 
-	@Bean
-	@ConditionalOnMissingBean(name = "idempotencyFilterRegistration")
-	FilterRegistrationBean<IdempotencyFilter> idempotencyFilterRegistration(IdempotencyProperties properties) {
-		List<String> keyHeaders = new ArrayList<>();
-		keyHeaders.add(properties.getKeyHeader());
-		keyHeaders.addAll(properties.getKeyHeaderAliases());
-		FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(
-				new IdempotencyFilter(keyHeaders, new BufferBudget(properties.maxBufferedBytes())));
-		registration.setOrder(properties.getFilterOrder());
-		registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC, DispatcherType.ERROR);
-		registration.setAsyncSupported(true);
-		return registration;
-	}
+			};
+		}
 
-	@Bean
-	ServletListenerRegistrationBean<IdempotencyRequestListener> idempotencyRequestListener() {
-		return new ServletListenerRegistrationBean<>(new IdempotencyRequestListener());
-	}
+		/**
+		 * Lets idempo recognise streaming return values at run time.
+		 * @return the post-processor
+		 */
+		@Bean
+		static BeanPostProcessor idempotencyStreamingReturnValueHandlerPostProcessor() {
+			return new BeanPostProcessor() {
 
-	@Bean
-	@ConditionalOnMissingBean
-	IdempotencyResponseBodyAdvice idempotencyResponseBodyAdvice(IdempotencyProperties properties) {
-		return new IdempotencyResponseBodyAdvice(properties.getMaxResponseSize().toBytes());
-	}
+				@Override
+				public Object postProcessAfterInitialization(Object bean, String beanName) {
+					if (bean instanceof RequestMappingHandlerAdapter adapter) {
+						StreamingReturnValueHandler.decorate(adapter);
+					}
+					return bean;
+				}
 
-	/**
-	 * Resolves every {@code @Idempotent} handler's TTL at start-up, so that a bad
-	 * duration or placeholder fails the application rather than its first request.
-	 */
-	@Bean
-	SmartInitializingSingleton idempotentHandlersValidator(IdempotentHandlers handlers,
-			ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotencyProperties properties,
-			ConfigurableBeanFactory beanFactory) {
-		return () -> {
-			boolean anyTransactional = mappings.orderedStream()
-				.flatMap((mapping) -> mapping.getHandlerMethods().values().stream())
-				.map(HandlerMethod::createWithResolvedBean)
-				.map(handlers::policy)
-				.filter(Objects::nonNull)
-				.reduce(false, (any, policy) -> any || policy.transactional(), Boolean::logicalOr);
-			if (anyTransactional) {
-				JdbcStoreConfiguration.verifyTransactional(properties.getStore().getType(),
-						(TransactionalIdempotency) beanFactory.getBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME));
-			}
-		};
-	}
+			};
+		}
 
-	private static @Nullable TransactionalIdempotency transactional(ConfigurableBeanFactory beanFactory) {
-		return beanFactory.containsBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME)
-				? (TransactionalIdempotency) beanFactory.getBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME) : null;
+		@Bean
+		@ConditionalOnMissingBean(name = "idempotencyFilterRegistration")
+		FilterRegistrationBean<IdempotencyFilter> idempotencyFilterRegistration(IdempotencyProperties properties) {
+			List<String> keyHeaders = new ArrayList<>();
+			keyHeaders.add(properties.getKeyHeader());
+			keyHeaders.addAll(properties.getKeyHeaderAliases());
+			FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(
+					new IdempotencyFilter(keyHeaders, new BufferBudget(properties.maxBufferedBytes())));
+			registration.setOrder(properties.getFilterOrder());
+			registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC, DispatcherType.ERROR);
+			registration.setAsyncSupported(true);
+			return registration;
+		}
+
+		@Bean
+		ServletListenerRegistrationBean<IdempotencyRequestListener> idempotencyRequestListener() {
+			return new ServletListenerRegistrationBean<>(new IdempotencyRequestListener());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotencyResponseBodyAdvice idempotencyResponseBodyAdvice(IdempotencyProperties properties) {
+			return new IdempotencyResponseBodyAdvice(properties.getMaxResponseSize().toBytes());
+		}
+
+		/**
+		 * Resolves every {@code @Idempotent} handler's TTL at start-up, so that a bad
+		 * duration or placeholder fails the application rather than its first request.
+		 */
+		@Bean
+		SmartInitializingSingleton idempotentHandlersValidator(IdempotentHandlers handlers,
+				ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotencyProperties properties,
+				ConfigurableBeanFactory beanFactory) {
+			return () -> {
+				boolean anyTransactional = mappings.orderedStream()
+					.flatMap((mapping) -> mapping.getHandlerMethods().values().stream())
+					.map(HandlerMethod::createWithResolvedBean)
+					.map(handlers::policy)
+					.filter(Objects::nonNull)
+					.reduce(false, (any, policy) -> any || policy.transactional(), Boolean::logicalOr);
+				if (anyTransactional) {
+					JdbcStoreConfiguration.verifyTransactional(properties.getStore().getType(),
+							(TransactionalClaims) beanFactory.getBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME));
+				}
+			};
+		}
+
+		private static @Nullable TransactionalIdempotency transactional(ConfigurableBeanFactory beanFactory) {
+			return beanFactory.containsBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME)
+					? new TransactionalIdempotency(
+							(TransactionalClaims) beanFactory.getBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME))
+					: null;
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

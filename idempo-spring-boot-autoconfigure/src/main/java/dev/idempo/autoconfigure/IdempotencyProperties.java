@@ -7,6 +7,7 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.core.IdempotencySettings;
+import dev.idempo.method.IdempotentMethodAdvisor;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
@@ -88,8 +89,9 @@ public class IdempotencyProperties {
 	private int filterOrder = 0;
 
 	/**
-	 * Whether every @Idempotent handler runs in one transaction with its response record,
-	 * as with @Idempotent(transactional = true). Only with the postgres and mysql stores.
+	 * Whether every @Idempotent handler and method runs in one transaction with its
+	 * record, as with @Idempotent(transactional = true). Only with the postgres and mysql
+	 * stores.
 	 */
 	private boolean transactional;
 
@@ -100,6 +102,8 @@ public class IdempotencyProperties {
 	private final Store store = new Store();
 
 	private final Endpoint endpoint = new Endpoint();
+
+	private final Method method = new Method();
 
 	public @Nullable DataSize getMaxBufferedSize() {
 		return this.maxBufferedSize;
@@ -220,6 +224,48 @@ public class IdempotencyProperties {
 
 	public Endpoint getEndpoint() {
 		return this.endpoint;
+	}
+
+	public Method getMethod() {
+		return this.method;
+	}
+
+	/**
+	 * Idempotent methods outside the web layer (@Idempotent with a key) and the
+	 * IdempotencyTemplate.
+	 */
+	public static class Method {
+
+		/**
+		 * Whether a key used again with other arguments throws
+		 * IdempotencyKeyReusedException instead of returning the result stored for the
+		 * first arguments (compared as a digest of their JSON; infrastructure arguments
+		 * such as a Kafka Acknowledgment are left out).
+		 */
+		private boolean verifyArguments = true;
+
+		/**
+		 * Order of the advisor of @Idempotent methods; by default before @Transactional
+		 * and Spring Retry's @Retryable, which then run inside the claim.
+		 */
+		private int advisorOrder = IdempotentMethodAdvisor.DEFAULT_ORDER;
+
+		public boolean isVerifyArguments() {
+			return this.verifyArguments;
+		}
+
+		public void setVerifyArguments(boolean verifyArguments) {
+			this.verifyArguments = verifyArguments;
+		}
+
+		public int getAdvisorOrder() {
+			return this.advisorOrder;
+		}
+
+		public void setAdvisorOrder(int advisorOrder) {
+			this.advisorOrder = advisorOrder;
+		}
+
 	}
 
 	/**

@@ -16,7 +16,7 @@ import dev.idempo.store.LockingStore;
 import dev.idempo.store.jdbc.JdbcLockingStore;
 import dev.idempo.store.jdbc.JdbcStoreSettings;
 import dev.idempo.store.jdbc.TransactionalRecords;
-import dev.idempo.web.TransactionalIdempotency;
+import dev.idempo.transaction.TransactionalClaims;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -70,7 +70,7 @@ class JdbcStoreConfiguration {
 	 */
 	static final String TRANSACTION_MANAGER_BEAN_NAME = "idempotencyTransactionManager";
 
-	/** The name of the bean that runs transactional handlers. */
+	/** The name of the bean that runs transactional handlers and methods. */
 	static final String TRANSACTIONAL_BEAN_NAME = "idempotencyTransactional";
 
 	private static final boolean HIKARI_PRESENT = ClassUtils.isPresent("com.zaxxer.hikari.HikariDataSource",
@@ -253,14 +253,14 @@ class JdbcStoreConfiguration {
 	 * {@value #TRANSACTION_MANAGER_BEAN_NAME}, else the application's unique or primary
 	 * one, looked up when a transactional handler first needs it.
 	 */
-	static TransactionalIdempotency transactional(StoreType type, IdempotencyProperties properties,
+	static TransactionalClaims transactional(StoreType type, IdempotencyProperties properties,
 			ObjectProvider<DataSource> dedicated, ObjectProvider<DataSource> application,
 			ObjectProvider<PlatformTransactionManager> named, ObjectProvider<PlatformTransactionManager> any) {
 		IdempotencyProperties.Store.Jdbc jdbc = properties.getStore().getJdbc();
 		TransactionalRecords records = (type == StoreType.POSTGRES)
 				? TransactionalRecords.postgres(jdbc.getTableName(), jdbc.getPostgres().getLockNamespace())
 				: TransactionalRecords.mysql(jdbc.getTableName(), jdbc.getMysql().getLockPrefix());
-		return new TransactionalIdempotency(() -> transactionManager(type, named, any),
+		return new TransactionalClaims(() -> transactionManager(type, named, any),
 				schemaDataSource(type, dedicated, application), records, jdbc.getTimeout());
 	}
 
@@ -288,7 +288,7 @@ class JdbcStoreConfiguration {
 	 * had and manages the record table's data source, where it tells which one it manages
 	 * ({@code getDataSource()}, as the JDBC and JPA transaction managers do).
 	 */
-	static void verifyTransactional(StoreType type, TransactionalIdempotency transactional) {
+	static void verifyTransactional(StoreType type, TransactionalClaims transactional) {
 		PlatformTransactionManager transactionManager = transactional.transactionManager();
 		Object managed = invokeGetter(transactionManager, "getDataSource");
 		if (managed instanceof DataSource dataSource && unwrap(dataSource) != unwrap(transactional.dataSource())) {
@@ -343,7 +343,7 @@ class JdbcStoreConfiguration {
 		@Bean(TRANSACTIONAL_BEAN_NAME)
 		@ConditionalOnClass(PlatformTransactionManager.class)
 		@ConditionalOnMissingBean(name = TRANSACTIONAL_BEAN_NAME)
-		TransactionalIdempotency idempotencyTransactional(IdempotencyProperties properties,
+		TransactionalClaims idempotencyTransactional(IdempotencyProperties properties,
 				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
 				ObjectProvider<DataSource> application,
 				@Qualifier(TRANSACTION_MANAGER_BEAN_NAME) ObjectProvider<PlatformTransactionManager> named,
@@ -381,7 +381,7 @@ class JdbcStoreConfiguration {
 		@Bean(TRANSACTIONAL_BEAN_NAME)
 		@ConditionalOnClass(PlatformTransactionManager.class)
 		@ConditionalOnMissingBean(name = TRANSACTIONAL_BEAN_NAME)
-		TransactionalIdempotency idempotencyTransactional(IdempotencyProperties properties,
+		TransactionalClaims idempotencyTransactional(IdempotencyProperties properties,
 				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
 				ObjectProvider<DataSource> application,
 				@Qualifier(TRANSACTION_MANAGER_BEAN_NAME) ObjectProvider<PlatformTransactionManager> named,

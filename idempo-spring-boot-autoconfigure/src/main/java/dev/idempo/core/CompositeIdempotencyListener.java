@@ -41,6 +41,16 @@ public final class CompositeIdempotencyListener implements IdempotencyListener {
 	}
 
 	@Override
+	public void onRequest(Source source, RequestOutcome outcome) {
+		this.listeners.forEach((listener) -> listener.onRequest(source, outcome));
+	}
+
+	@Override
+	public void onResponse(Source source, ResponseOutcome outcome, NotStoredReason reason) {
+		this.listeners.forEach((listener) -> listener.onResponse(source, outcome, reason));
+	}
+
+	@Override
 	public void onStoreOperation(String store, StoreOperation operation, long nanos, boolean success) {
 		this.listeners.forEach((listener) -> listener.onStoreOperation(store, operation, nanos, success));
 	}

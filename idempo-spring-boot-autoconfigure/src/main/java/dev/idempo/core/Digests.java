@@ -11,7 +11,7 @@ import java.util.HexFormat;
  *
  * @author idempo
  */
-final class Digests {
+public final class Digests {
 
 	/**
 	 * Never updated, only cloned. In the server, {@code MessageDigest.getInstance}
@@ -27,7 +27,11 @@ final class Digests {
 	private Digests() {
 	}
 
-	static MessageDigest sha256() {
+	/**
+	 * A fresh SHA-256 digest.
+	 * @return the digest
+	 */
+	public static MessageDigest sha256() {
 		if (CLONEABLE) {
 			try {
 				return (MessageDigest) SHA256.clone();
@@ -39,18 +43,33 @@ final class Digests {
 		return newSha256();
 	}
 
-	static void field(MessageDigest digest, String value) {
+	/**
+	 * Adds a length-prefixed UTF-8 string.
+	 * @param digest the digest
+	 * @param value the value
+	 */
+	public static void field(MessageDigest digest, String value) {
 		field(digest, value.getBytes(StandardCharsets.UTF_8));
 	}
 
-	static void field(MessageDigest digest, byte[] value) {
+	/**
+	 * Adds length-prefixed bytes.
+	 * @param digest the digest
+	 * @param value the value
+	 */
+	public static void field(MessageDigest digest, byte[] value) {
 		int length = value.length;
 		digest.update(
 				new byte[] { (byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8), (byte) length });
 		digest.update(value);
 	}
 
-	static String hex(MessageDigest digest) {
+	/**
+	 * Completes the digest.
+	 * @param digest the digest
+	 * @return it as lowercase hex
+	 */
+	public static String hex(MessageDigest digest) {
 		return HexFormat.of().formatHex(digest.digest());
 	}
 

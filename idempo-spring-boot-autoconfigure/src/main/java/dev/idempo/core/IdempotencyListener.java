@@ -30,6 +30,29 @@ public interface IdempotencyListener {
 	}
 
 	/**
+	 * A protected call of any source was decided before or instead of running its work.
+	 * By default passed on to {@link #onRequest(RequestOutcome)}, which sees web requests
+	 * and method calls alike.
+	 * @param source what was protected: a web request, an {@code @Idempotent} method or
+	 * an {@code IdempotencyTemplate} call
+	 * @param outcome what happened
+	 */
+	default void onRequest(Source source, RequestOutcome outcome) {
+		onRequest(outcome);
+	}
+
+	/**
+	 * A protected call of any source whose work ran has finished. By default passed on to
+	 * {@link #onResponse(ResponseOutcome, NotStoredReason)}.
+	 * @param source what was protected
+	 * @param outcome what happened to its result
+	 * @param reason why it was not stored, {@link NotStoredReason#NONE} if it was
+	 */
+	default void onResponse(Source source, ResponseOutcome outcome, NotStoredReason reason) {
+		onResponse(outcome, reason);
+	}
+
+	/**
 	 * A store operation finished.
 	 * @param store the store name
 	 * @param operation the operation
@@ -37,6 +60,32 @@ public interface IdempotencyListener {
 	 * @param success whether it returned rather than threw
 	 */
 	default void onStoreOperation(String store, StoreOperation operation, long nanos, boolean success) {
+	}
+
+	/**
+	 * What a protected call is: the {@code source} tag of the metrics.
+	 */
+	enum Source {
+
+		/** A request to an {@code @Idempotent} web handler. */
+		WEB,
+
+		/** A call of an {@code @Idempotent(key = ...)} bean method. */
+		METHOD,
+
+		/** A call of the {@code IdempotencyTemplate}. */
+		TEMPLATE;
+
+		private final String tag = name().toLowerCase(java.util.Locale.ROOT);
+
+		/**
+		 * The metric tag value.
+		 * @return the lowercase name
+		 */
+		public String tag() {
+			return this.tag;
+		}
+
 	}
 
 	/**
@@ -50,10 +99,16 @@ public interface IdempotencyListener {
 		/** A stored response was replayed. */
 		REPLAYED,
 
-		/** Another request held the key: 409. */
+		/**
+		 * Another request held the key: 409 (a method call:
+		 * {@code IdempotencyInProgressException}).
+		 */
 		CONFLICT,
 
-		/** The key was reused with a different request: 422. */
+		/**
+		 * The key was reused with a different request: 422 (a method call:
+		 * {@code IdempotencyKeyReusedException}).
+		 */
 		MISMATCH,
 
 		/** The key header was unusable: 400. */
@@ -178,7 +233,10 @@ public interface IdempotencyListener {
 		 * a missing or unconvertible parameter, a failed {@code @Valid}): the handler did
 		 * nothing, so the corrected retry with the same key runs it.
 		 */
-		REJECTED_BEFORE_HANDLER;
+		REJECTED_BEFORE_HANDLER,
+
+		/** A method's result could not be written as JSON. */
+		UNSERIALIZABLE;
 
 		private final String tag = name().toLowerCase(java.util.Locale.ROOT);
 

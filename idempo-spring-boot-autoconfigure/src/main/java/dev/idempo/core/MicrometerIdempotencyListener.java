@@ -1,6 +1,5 @@
 package dev.idempo.core;
 
-import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -14,8 +13,10 @@ import io.micrometer.core.instrument.Timer;
  * Publishes idempo's events as Micrometer meters. Tags are bounded enums and the store
  * name; the key never becomes a tag.
  * <ul>
- * <li>{@code idempo.requests} (counter), tag {@code outcome}</li>
- * <li>{@code idempo.responses} (counter), tags {@code outcome}, {@code reason}</li>
+ * <li>{@code idempo.requests} (counter), tags {@code source} ({@code web},
+ * {@code method}, {@code template}), {@code outcome}</li>
+ * <li>{@code idempo.responses} (counter), tags {@code source}, {@code outcome},
+ * {@code reason}</li>
  * <li>{@code idempo.store.operations} (timer), tags {@code store}, {@code operation},
  * {@code result}</li>
  * </ul>
@@ -33,43 +34,71 @@ public class MicrometerIdempotencyListener implements IdempotencyListener {
 
 	private final MeterRegistry registry;
 
-	private final Map<RequestOutcome, Counter> requests = new EnumMap<>(RequestOutcome.class);
+	private static final int SOURCES = Source.values().length;
 
-	/** Indexed by outcome and reason. */
+	/** Indexed by source and outcome. */
+	private final AtomicReferenceArray<Counter> requests = new AtomicReferenceArray<>(
+			SOURCES * RequestOutcome.values().length);
+
+	/** Indexed by source, outcome and reason. */
 	private final AtomicReferenceArray<Counter> responses = new AtomicReferenceArray<>(
-			ResponseOutcome.values().length * REASONS);
+			SOURCES * ResponseOutcome.values().length * REASONS);
 
 	/** Per store name, indexed by operation and result. */
 	private final Map<String, AtomicReferenceArray<Timer>> timers = new ConcurrentHashMap<>();
 
 	/**
-	 * Creates a listener and registers its request counters.
+	 * Creates a listener and registers its web request counters.
 	 * @param registry the registry
 	 */
 	public MicrometerIdempotencyListener(MeterRegistry registry) {
 		this.registry = registry;
 		for (RequestOutcome outcome : RequestOutcome.values()) {
-			this.requests.put(outcome,
-					Counter.builder("idempo.requests")
-						.description("Requests to @Idempotent handlers that carried or required a key, by outcome")
-						.tag("outcome", outcome.tag())
-						.register(registry));
+			requestCounter(Source.WEB, outcome);
 		}
 	}
 
 	@Override
 	public void onRequest(RequestOutcome outcome) {
-		this.requests.get(outcome).increment();
+		onRequest(Source.WEB, outcome);
+	}
+
+	@Override
+	public void onRequest(Source source, RequestOutcome outcome) {
+		requestCounter(source, outcome).increment();
+	}
+
+	private Counter requestCounter(Source source, RequestOutcome outcome) {
+		int index = source.ordinal() * RequestOutcome.values().length + outcome.ordinal();
+		Counter counter = this.requests.get(index);
+		if (counter == null) {
+			// registering twice returns the same meter: a race here is harmless
+			counter = Counter.builder("idempo.requests")
+				.description("Protected calls (requests to @Idempotent handlers that carried or required a key, "
+						+ "@Idempotent method and template calls), by source and outcome")
+				.tag("source", source.tag())
+				.tag("outcome", outcome.tag())
+				.register(this.registry);
+			this.requests.set(index, counter);
+		}
+		return counter;
 	}
 
 	@Override
 	public void onResponse(ResponseOutcome outcome, NotStoredReason reason) {
-		int index = outcome.ordinal() * REASONS + reason.ordinal();
+		onResponse(Source.WEB, outcome, reason);
+	}
+
+	@Override
+	public void onResponse(Source source, ResponseOutcome outcome, NotStoredReason reason) {
+		int index = (source.ordinal() * ResponseOutcome.values().length + outcome.ordinal()) * REASONS
+				+ reason.ordinal();
 		Counter counter = this.responses.get(index);
 		if (counter == null) {
-			// registering twice returns the same meter: a race here is harmless
 			counter = Counter.builder("idempo.responses")
-				.description("Responses of handlers that ran under a claimed key, by what happened to them")
+				.description(
+						"Results of protected calls whose work ran under a claimed key, by what happened to " + "them")
+				.tag("source", source.tag())
 				.tag("outcome", outcome.tag())
 				.tag("reason", reason.tag())
 				.register(this.registry);

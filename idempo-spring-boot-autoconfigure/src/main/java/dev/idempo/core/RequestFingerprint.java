@@ -61,11 +61,7 @@ public final class RequestFingerprint {
 	 * @return the storage key as lowercase hex (64 characters)
 	 */
 	public static String storageKey(String callerScope, String idempotencyKey) {
-		MessageDigest digest = Digests.sha256();
-		Digests.field(digest, "key/" + VERSION);
-		Digests.field(digest, callerScope);
-		Digests.field(digest, idempotencyKey);
-		return Digests.hex(digest);
+		return StorageKeys.of(callerScope, idempotencyKey);
 	}
 
 	/**

@@ -43,6 +43,26 @@ final class SafeIdempotencyListener implements IdempotencyListener {
 	}
 
 	@Override
+	public void onRequest(Source source, RequestOutcome outcome) {
+		try {
+			this.delegate.onRequest(source, outcome);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Idempotency listener failed", ex);
+		}
+	}
+
+	@Override
+	public void onResponse(Source source, ResponseOutcome outcome, NotStoredReason reason) {
+		try {
+			this.delegate.onResponse(source, outcome, reason);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Idempotency listener failed", ex);
+		}
+	}
+
+	@Override
 	public void onStoreOperation(String store, StoreOperation operation, long nanos, boolean success) {
 		try {
 			this.delegate.onStoreOperation(store, operation, nanos, success);

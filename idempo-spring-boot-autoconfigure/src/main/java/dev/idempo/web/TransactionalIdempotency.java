@@ -1,36 +1,26 @@
 package dev.idempo.web;
 
 import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.store.jdbc.TransactionalRecords;
+import dev.idempo.transaction.TransactionalClaims;
 
-import org.springframework.core.Ordered;
-import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.TransactionDefinition;
-import org.springframework.transaction.TransactionException;
 import org.springframework.transaction.TransactionStatus;
-import org.springframework.transaction.support.DefaultTransactionDefinition;
-import org.springframework.transaction.support.TransactionSynchronization;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
- * Transactional mode ({@code @Idempotent(transactional = true)}): begins a transaction
- * with the application's {@link PlatformTransactionManager}, claims the key inside it on
- * the connection the transaction holds for the record table's {@link DataSource}, and
- * lets the handler run in it; the response record is inserted in the same transaction and
- * committed with the handler's writes ({@link TransactionalExecution}).
+ * Transactional mode for handlers ({@code @Idempotent(transactional = true)}): claims the
+ * key in a transaction of the application's {@link PlatformTransactionManager}
+ * ({@link TransactionalClaims}, shared with idempotent methods) and lets the handler run
+ * in it; the response record is inserted in the same transaction and committed with the
+ * handler's writes ({@link TransactionalExecution}).
  * <p>
  * The transaction is bound to the request thread: it begins in the interceptor's
  * {@code preHandle} and ends in its {@code afterCompletion}, both on that thread, before
@@ -40,28 +30,15 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  */
 public class TransactionalIdempotency {
 
-	private static final Log logger = LogFactory.getLog(TransactionalIdempotency.class);
-
-	private final Supplier<PlatformTransactionManager> transactionManagerSupplier;
-
-	private volatile @Nullable PlatformTransactionManager transactionManager;
-
-	private final DataSource dataSource;
-
-	private final TransactionalRecords records;
-
-	private final int timeoutSeconds;
-
-	private final DefaultTransactionDefinition definition;
-
-	private final DefaultTransactionDefinition readCommittedDefinition;
+	private final TransactionalClaims claims;
 
 	/**
-	 * Whether transactions ask for {@code READ COMMITTED} explicitly: only once a claim
-	 * found the database's default to be another level, because asking costs a round trip
-	 * per transaction (the transaction manager reads the connection's level first).
+	 * Creates the transactional mode of handlers.
+	 * @param claims claims keys in the application's transactions
 	 */
-	private volatile boolean explicitReadCommitted;
+	public TransactionalIdempotency(TransactionalClaims claims) {
+		this.claims = claims;
+	}
 
 	/**
 	 * Creates the transactional mode of a store.
@@ -73,12 +50,12 @@ public class TransactionalIdempotency {
 	 */
 	public TransactionalIdempotency(PlatformTransactionManager transactionManager, DataSource dataSource,
 			TransactionalRecords records, Duration timeout) {
-		this(() -> transactionManager, dataSource, records, timeout);
+		this(new TransactionalClaims(transactionManager, dataSource, records, timeout));
 	}
 
 	/**
 	 * Creates the transactional mode of a store, with a transaction manager looked up
-	 * when first needed (so that applications without transactional handlers need none).
+	 * when first needed.
 	 * @param transactionManager supplies the application's transaction manager; it must
 	 * manage {@code dataSource}
 	 * @param dataSource where the record table lives, the application's own by default
@@ -87,17 +64,15 @@ public class TransactionalIdempotency {
 	 */
 	public TransactionalIdempotency(Supplier<PlatformTransactionManager> transactionManager, DataSource dataSource,
 			TransactionalRecords records, Duration timeout) {
-		this.transactionManagerSupplier = transactionManager;
-		this.dataSource = dataSource;
-		this.records = records;
-		this.timeoutSeconds = (int) Math.max(1, (timeout.toMillis() + 999) / 1000);
-		DefaultTransactionDefinition definition = new DefaultTransactionDefinition(
-				TransactionDefinition.PROPAGATION_REQUIRED);
-		definition.setName("idempo");
-		this.definition = definition;
-		DefaultTransactionDefinition readCommittedDefinition = new DefaultTransactionDefinition(definition);
-		readCommittedDefinition.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
-		this.readCommittedDefinition = readCommittedDefinition;
+		this(new TransactionalClaims(transactionManager, dataSource, records, timeout));
+	}
+
+	/**
+	 * The claims this mode runs on.
+	 * @return the claims
+	 */
+	public TransactionalClaims claims() {
+		return this.claims;
 	}
 
 	/**
@@ -105,21 +80,15 @@ public class TransactionalIdempotency {
 	 * @return the name
 	 */
 	public String storeName() {
-		return this.records.name();
+		return this.claims.storeName();
 	}
 
 	/**
 	 * The transaction manager, looked up on first use.
 	 * @return the transaction manager
-	 * @throws RuntimeException if it cannot be had
 	 */
 	public PlatformTransactionManager transactionManager() {
-		PlatformTransactionManager transactionManager = this.transactionManager;
-		if (transactionManager == null) {
-			transactionManager = this.transactionManagerSupplier.get();
-			this.transactionManager = transactionManager;
-		}
-		return transactionManager;
+		return this.claims.transactionManager();
 	}
 
 	/**
@@ -127,15 +96,23 @@ public class TransactionalIdempotency {
 	 * @return the data source
 	 */
 	public DataSource dataSource() {
-		return this.dataSource;
+		return this.claims.dataSource();
 	}
 
 	TransactionalRecords records() {
-		return this.records;
+		return this.claims.records();
 	}
 
 	int timeoutSeconds() {
-		return this.timeoutSeconds;
+		return this.claims.timeoutSeconds();
+	}
+
+	Connection connection() {
+		return this.claims.connection();
+	}
+
+	void rollbackAfterFailure(TransactionStatus status, Throwable failure) {
+		this.claims.rollbackAfterFailure(status, failure);
 	}
 
 	/**
@@ -146,116 +123,14 @@ public class TransactionalIdempotency {
 	 * @param fingerprint the request's fingerprint
 	 * @param ttl the record's time to live
 	 * @return the outcome
-	 * @throws LockingStoreException if the database fails
-	 * @throws IllegalStateException if a transaction is already active on this thread, or
-	 * the transaction manager does not manage the record table's data source
 	 */
 	Begun begin(String key, String fingerprint, Duration ttl) {
-		if (TransactionSynchronizationManager.isActualTransactionActive()) {
-			throw new IllegalStateException("A transactional @Idempotent handler was reached inside a transaction; "
-					+ "idempo must begin the transaction that its record commits with");
+		TransactionalClaims.Begun begun = this.claims.begin(key);
+		TransactionStatus transaction = begun.transaction();
+		if (transaction != null) {
+			return new Begun(null, new TransactionalExecution(this, transaction, key, fingerprint, ttl));
 		}
-		boolean explicit = this.explicitReadCommitted;
-		Begun begun = attempt(key, fingerprint, ttl, explicit ? this.readCommittedDefinition : this.definition);
-		if (begun != null) {
-			return begun;
-		}
-		// the database's default isolation is not READ COMMITTED: from now on every
-		// transaction asks for it
-		logger.info("The database's default transaction isolation is not READ COMMITTED; transactional "
-				+ "idempotent requests ask for READ COMMITTED from now on");
-		this.explicitReadCommitted = true;
-		begun = attempt(key, fingerprint, ttl, this.readCommittedDefinition);
-		if (begun == null) {
-			throw new LockingStoreException("The transaction of an idempotent request does not run at READ COMMITTED "
-					+ "although it asked for it");
-		}
-		return begun;
-	}
-
-	/**
-	 * Begins the transaction and claims {@code key} in it. Returns {@code null}, having
-	 * rolled back, if the claim's read may have missed a record (its snapshot was taken
-	 * before the lock was granted).
-	 */
-	private @Nullable Begun attempt(String key, String fingerprint, Duration ttl, TransactionDefinition definition) {
-		TransactionStatus status;
-		try {
-			status = transactionManager().getTransaction(definition);
-		}
-		catch (TransactionException ex) {
-			throw new LockingStoreException("Could not begin the transaction of an idempotent request", ex);
-		}
-		try {
-			Connection connection = connection();
-			String lockName = this.records.lockName(connection, key);
-			if (lockName != null) {
-				// before the lock is asked for: whatever happens next, it is given back
-				TransactionSynchronizationManager
-					.registerSynchronization(new Unlock(lockName, physical(connection), this.timeoutSeconds));
-			}
-			TransactionalRecords.Claim claim = this.records.claim(connection, key, lockName, this.timeoutSeconds);
-			if (claim.locked() && !claim.snapshotFollowsLock()) {
-				transactionManager().rollback(status);
-				return null;
-			}
-			if (!claim.locked()) {
-				transactionManager().rollback(status);
-				return Begun.BUSY;
-			}
-			StoredRecord record = claim.record();
-			if (record != null) {
-				transactionManager().rollback(status);
-				return new Begun(record, null);
-			}
-			return new Begun(null, new TransactionalExecution(this, status, key, fingerprint, ttl));
-		}
-		catch (SQLException | TransactionException ex) {
-			rollbackAfterFailure(status, ex);
-			throw new LockingStoreException("Could not claim an idempotency key in the transaction", ex);
-		}
-		catch (RuntimeException | Error ex) {
-			rollbackAfterFailure(status, ex);
-			throw ex;
-		}
-	}
-
-	/**
-	 * The connection of the current transaction for the record table's data source.
-	 * @return the connection
-	 * @throws IllegalStateException if the transaction has none
-	 */
-	Connection connection() {
-		Object resource = TransactionSynchronizationManager.getResource(this.dataSource);
-		if (!(resource instanceof ConnectionHolder holder) || holder.getConnectionHandle() == null) {
-			throw new IllegalStateException("The transaction manager " + transactionManager().getClass().getName()
-					+ " did not bind a connection of the DataSource that holds idempo's record table to its "
-					+ "transaction: the handler's writes and the record would not commit together. Use a "
-					+ "DataSourceTransactionManager or JpaTransactionManager of that DataSource");
-		}
-		return holder.getConnection();
-	}
-
-	void rollbackAfterFailure(TransactionStatus status, Throwable failure) {
-		if (status.isCompleted()) {
-			return;
-		}
-		try {
-			transactionManager().rollback(status);
-		}
-		catch (RuntimeException | Error ex) {
-			failure.addSuppressed(ex);
-		}
-	}
-
-	/** The connection behind a pool's proxy, which is what holds a session's lock. */
-	private static Connection physical(Connection connection) {
-		try {
-			return connection.unwrap(Connection.class);
-		}
-		catch (SQLException | RuntimeException ex) {
-			return connection;
-		}
+		return (begun.record() != null) ? new Begun(begun.record(), null) : Begun.BUSY;
 	}
 
 	/**
@@ -268,71 +143,6 @@ public class TransactionalIdempotency {
 	record Begun(@Nullable StoredRecord record, @Nullable TransactionalExecution execution) {
 
 		static final Begun BUSY = new Begun(null, null);
-
-	}
-
-	/**
-	 * Gives a MySQL lock back once its transaction has ended, before the connection goes
-	 * back to its pool. If it cannot be given back on that connection, the connection is
-	 * aborted, which frees the lock with its session: a lock must never go back to a pool
-	 * with a connection that another request would then hold.
-	 */
-	private final class Unlock implements TransactionSynchronization {
-
-		private final String lockName;
-
-		private final Connection physical;
-
-		private final int timeoutSeconds;
-
-		Unlock(String lockName, Connection physical, int timeoutSeconds) {
-			this.lockName = lockName;
-			this.physical = physical;
-			this.timeoutSeconds = timeoutSeconds;
-		}
-
-		@Override
-		public int getOrder() {
-			return Ordered.LOWEST_PRECEDENCE;
-		}
-
-		@Override
-		public void afterCompletion(int status) {
-			Object resource = TransactionSynchronizationManager.getResource(TransactionalIdempotency.this.dataSource);
-			Connection current = (resource instanceof ConnectionHolder holder && holder.getConnectionHandle() != null)
-					? holder.getConnection() : null;
-			if (current == null || physical(current) != this.physical) {
-				// the connection went back to its pool before the transaction's end
-				// (a persistence provider that releases connections early): it may hold
-				// the lock, and only ending it frees the lock for sure
-				logger.warn("The connection of a transactional idempotent request was released before its "
-						+ "transaction ended; aborting it to free its idempotency lock");
-				abort(this.physical);
-				return;
-			}
-			try {
-				TransactionalIdempotency.this.records.unlock(current, this.lockName, this.timeoutSeconds);
-			}
-			catch (SQLException | RuntimeException ex) {
-				logger.warn("Could not release an idempotency lock after its transaction; aborting the connection "
-						+ "to free it", ex);
-				abort(this.physical);
-			}
-		}
-
-		private static void abort(Connection connection) {
-			try {
-				connection.abort(Runnable::run);
-			}
-			catch (SQLException | RuntimeException ex) {
-				try {
-					connection.close();
-				}
-				catch (SQLException | RuntimeException closeFailure) {
-					logger.debug("Could not close a connection holding an idempotency lock", closeFailure);
-				}
-			}
-		}
 
 	}
 
