@@ -5,8 +5,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The idempotent execution (a protected web request or an {@code @Idempotent} method call)
- * that runs on the current thread, so that outbound calls made from it can derive
+ * The idempotent execution (a protected web request or an {@code @Idempotent} method
+ * call) that runs on the current thread, so that outbound calls made from it can derive
  * deterministic idempotency keys: the same execution re-run after a crash makes the same
  * calls in the same order and therefore sends the same keys downstream.
  * <p>
