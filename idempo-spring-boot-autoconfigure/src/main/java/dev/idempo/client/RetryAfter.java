@@ -2,9 +2,12 @@ package dev.idempo.client;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeFormatterBuilder;
 import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoField;
 import java.util.List;
 import java.util.Locale;
 
@@ -19,12 +22,11 @@ import org.jspecify.annotations.Nullable;
 final class RetryAfter {
 
 	/**
-	 * The three date formats RFC 9110 makes recipients accept: IMF-fixdate, and the
-	 * obsolete RFC 850 and asctime formats.
+	 * Two of the three date formats RFC 9110 makes recipients accept: IMF-fixdate and the
+	 * obsolete asctime format (the third, RFC 850, depends on the current year).
 	 */
 	private static final List<DateTimeFormatter> DATES = List.of(DateTimeFormatter.RFC_1123_DATE_TIME,
-			DateTimeFormatter.ofPattern("EEEE, dd-MMM-yy HH:mm:ss zzz", Locale.US),
-			DateTimeFormatter.ofPattern("EEE MMM d HH:mm:ss yyyy", Locale.US).withZone(java.time.ZoneOffset.UTC));
+			DateTimeFormatter.ofPattern("EEE MMM d HH:mm:ss yyyy", Locale.US).withZone(ZoneOffset.UTC));
 
 	/** More digits than this are a longer wait than anyone honours. */
 	private static final int MAX_DIGITS = 12;
@@ -53,7 +55,7 @@ final class RetryAfter {
 		}
 		// asctime pads one-digit days with a space
 		String date = trimmed.replaceAll(" +", " ");
-		for (DateTimeFormatter format : DATES) {
+		for (DateTimeFormatter format : formats(now)) {
 			try {
 				Instant at = ZonedDateTime.parse(date, format).toInstant();
 				return at.isAfter(now) ? Duration.between(now, at) : Duration.ZERO;
@@ -63,6 +65,19 @@ final class RetryAfter {
 			}
 		}
 		return null;
+	}
+
+	/**
+	 * The formats, RFC 850's two-digit year read as RFC 9110 says: a year more than 50
+	 * years in the future is one of the past century.
+	 */
+	private static List<DateTimeFormatter> formats(Instant now) {
+		int year = now.atOffset(ZoneOffset.UTC).getYear();
+		DateTimeFormatter rfc850 = new DateTimeFormatterBuilder().appendPattern("EEEE, dd-MMM-")
+			.appendValueReduced(ChronoField.YEAR, 2, 2, year - 49)
+			.appendPattern(" HH:mm:ss zzz")
+			.toFormatter(Locale.US);
+		return List.of(DATES.get(0), rfc850, DATES.get(1));
 	}
 
 	private static boolean isDigits(String value) {
