@@ -1,11 +1,18 @@
 package dev.idempo.autoconfigure;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Properties;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 import dev.idempo.client.IdempotencyClientInterceptor;
 import dev.idempo.client.IdempotencyClientListener.AttemptOutcome;
@@ -13,6 +20,7 @@ import dev.idempo.client.IdempotencyClientSettings;
 import dev.idempo.client.MicrometerIdempotencyClientListener;
 import dev.idempo.client.RetryReason;
 
+import org.springframework.beans.factory.config.YamlPropertiesFactoryBean;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.http.client.autoconfigure.HttpClientAutoConfiguration;
 import org.springframework.boot.restclient.RestClientCustomizer;
@@ -25,6 +33,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.core.io.FileSystemResource;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.web.client.RestClient;
@@ -156,6 +166,32 @@ class IdempotencyClientAutoConfigurationTests {
 					.counter()
 					.count()).isEqualTo(1.0);
 			});
+	}
+
+	@Test
+	void everyClientPropertyIsDocumentedInTheReadmeAndListedInTheSampleConfiguration() throws IOException {
+		JsonNode metadata;
+		try (InputStream in = new ClassPathResource("META-INF/spring-configuration-metadata.json").getInputStream()) {
+			metadata = JsonMapper.builder().build().readTree(in);
+		}
+		List<String> properties = new ArrayList<>();
+		for (JsonNode property : metadata.path("properties")) {
+			String name = property.path("name").asString();
+			if (name.startsWith("idempo.client.")) {
+				properties.add(name);
+			}
+		}
+		assertThat(properties).hasSize(10);
+		String readme = Files.readString(Path.of("..", "README.md"));
+		YamlPropertiesFactoryBean yaml = new YamlPropertiesFactoryBean();
+		yaml.setResources(new FileSystemResource(
+				Path.of("..", "idempo-sample-app", "src", "main", "resources", "application.yml")));
+		Properties sample = yaml.getObject();
+		assertThat(sample).isNotNull();
+		assertThat(properties).allSatisfy((name) -> {
+			assertThat(readme).as("README row of %s", name).contains("| `" + name + "` |");
+			assertThat(sample).as("the sample's application.yml").containsKey(name);
+		});
 	}
 
 	private static List<ClientHttpRequestInterceptor> interceptors(RestClient.Builder builder) {
