@@ -262,6 +262,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		if (preset == NotStoredReason.NONE) {
 			capture.startCapture(this.settings.maxResponseSize());
 		}
+		BoundCall.bind(request, storageKey);
 		onRequest(request, RequestOutcome.EXECUTED);
 		return true;
 	}
@@ -302,6 +303,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 						+ "or committed before the handler ran, so it could not be held back until the commit; "
 						+ "its transaction was rolled back and the handler not run");
 			}
+			BoundCall.bind(request, storageKey);
 			onRequest(request, RequestOutcome.EXECUTED);
 			return true;
 		}
@@ -321,6 +323,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	@Override
 	public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler,
 			@Nullable Exception ex) throws Exception {
+		BoundCall.unbind(request);
 		// only touched when transactional mode exists, which spring-tx comes with
 		if (this.transactional == null || request.getAttribute(TransactionalExecution.ATTRIBUTE) == null) {
 			return;
@@ -344,6 +347,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	@Override
 	public void afterConcurrentHandlingStarted(HttpServletRequest request, HttpServletResponse response,
 			Object handler) {
+		BoundCall.unbind(request);
 		if (this.transactional == null || request.getAttribute(TransactionalExecution.ATTRIBUTE) == null) {
 			return;
 		}

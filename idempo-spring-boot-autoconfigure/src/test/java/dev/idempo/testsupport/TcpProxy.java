@@ -32,7 +32,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <li>{@link Mode#RESET_ON_REPLY}: requests reach the server, but the first bytes the
  * server sends back reset both sides of that connection (an RST, not a FIN) instead of
  * arriving: the server did the work and the client never learns the outcome. New
- * connections are made, so a client can reconnect and be cut again.</li>
+ * connections are made, so a client can reconnect and be cut again; after
+ * {@link #resetNextReplies(int)} only so many times, then the proxy forwards.</li>
  * </ul>
  * {@link #resetAll()} resets every open connection at once; {@link #close()} stops
  * listening too.
@@ -71,6 +72,9 @@ public final class TcpProxy implements AutoCloseable {
 	private final AtomicInteger resets = new AtomicInteger();
 
 	private final AtomicInteger connections = new AtomicInteger();
+
+	/** Replies {@link Mode#RESET_ON_REPLY} still resets before it forwards again. */
+	private final AtomicInteger replyResetsLeft = new AtomicInteger();
 
 	private volatile Mode mode = Mode.FORWARD;
 
@@ -157,7 +161,30 @@ public final class TcpProxy implements AutoCloseable {
 	 * Resets each connection at the first bytes its server sends back.
 	 */
 	public void resetOnReply() {
+		this.replyResetsLeft.set(Integer.MAX_VALUE);
 		setMode(Mode.RESET_ON_REPLY);
+	}
+
+	/**
+	 * Resets the connections of the next {@code count} replies at their first bytes, then
+	 * forwards again: a server's answer lost, and the retry's answer arriving.
+	 * @param count how many replies to lose
+	 */
+	public void resetNextReplies(int count) {
+		this.replyResetsLeft.set(count);
+		setMode(Mode.RESET_ON_REPLY);
+	}
+
+	/**
+	 * Takes one reset of {@link Mode#RESET_ON_REPLY}'s budget; the last one switches the
+	 * proxy back to forwarding.
+	 */
+	private boolean takeReplyReset() {
+		int left = this.replyResetsLeft.getAndUpdate((n) -> (n > 0 && n != Integer.MAX_VALUE) ? n - 1 : n);
+		if (left == 1) {
+			setMode(Mode.FORWARD);
+		}
+		return left > 0;
 	}
 
 	/**
@@ -251,7 +278,7 @@ public final class TcpProxy implements AutoCloseable {
 					if (now == Mode.LATENCY) {
 						Thread.sleep(this.latency.toMillis());
 					}
-					else if (now == Mode.RESET_ON_REPLY && reply) {
+					else if (now == Mode.RESET_ON_REPLY && reply && takeReplyReset()) {
 						reset(List.of(from, to));
 						return;
 					}
