@@ -306,8 +306,13 @@ final class HostileCases {
 		for (String key : List.of("abc*", "abc?", "abc[", "abc]", "abc[a-z]", "abc\\", "abc%", "{abc}", "abc{}",
 				"}abc{", "*", "?", "[^a]*", "abc:lock", "abc}:record", "idempo:*", "abc]]..redis.call('flushdb')..[[",
 				"abc') return redis.call('keys','*') --", "%s%d%n%x", "KEYS *", "\\x00")) {
-			cases.add(key("redis/lua: " + key, new Executes(key), RawRequest.post(REQUIRED).key(key)));
+			// a bare key may not hold a comma (two keys joined): such a key is sent
+			// quoted
+			String sent = (key.indexOf(',') >= 0) ? "\"" + key + "\"" : key;
+			cases.add(key("redis/lua: " + key, new Executes(key), RawRequest.post(REQUIRED).key(sent)));
 		}
+		cases.add(key("redis/lua: bare abc') return redis.call('keys','*') -- is two keys", Problem.invalidKey(),
+				RawRequest.post(REQUIRED).key("abc') return redis.call('keys','*') --")));
 		cases.add(key("redis: quoted abc\"* (a quote and a glob)", new Executes("abc\"*"),
 				RawRequest.post(REQUIRED).key("\"abc\\\"*\"")));
 	}
