@@ -29,7 +29,8 @@ import org.springframework.web.client.RestClient;
  * that the test can SIGKILL it. {@code POST /orders} is {@code @Idempotent}; its handler
  * charges the order at service B ({@code POST /charges} at {@code chain.b-url}) with a
  * {@code RestClient} from Spring Boot's builder, which carries idempo's client
- * interceptor ({@code idempo.client.enabled=true}), and answers 201 with B's answer. The
+ * interceptor ({@code idempo.client.enabled=true}), and answers 201 with B's answer.
+ * {@code POST /transactional-orders} does the same with {@code transactional = true}. The
  * request header {@value #PAUSE_HEADER} holds the request after B answered and before A
  * stores its own response, forever, after creating {@code <signal-dir>/<reference>} so
  * that the test knows.
@@ -72,6 +73,21 @@ public class ChainApplication {
 		@Idempotent
 		ResponseEntity<Map<String, Object>> order(@RequestBody Map<String, Object> order,
 				@RequestHeader(name = PAUSE_HEADER, required = false) @Nullable String pause) {
+			return charge(order, pause);
+		}
+
+		/**
+		 * The same, in transactional mode: the claim and the record in the transaction
+		 * that the kill rolls back.
+		 */
+		@PostMapping("/transactional-orders")
+		@Idempotent(transactional = true)
+		ResponseEntity<Map<String, Object>> transactionalOrder(@RequestBody Map<String, Object> order,
+				@RequestHeader(name = PAUSE_HEADER, required = false) @Nullable String pause) {
+			return charge(order, pause);
+		}
+
+		private ResponseEntity<Map<String, Object>> charge(Map<String, Object> order, @Nullable String pause) {
 			String reference = String.valueOf(order.get("reference"));
 			Assert.isTrue(REFERENCE.matcher(reference).matches(), "bad reference");
 			String charge = this.charges.post()

@@ -138,7 +138,7 @@ class DerivedKeysChainTest {
 	@Test
 	@Timeout(300)
 	void aReRunAfterACrashSendsTheSameDerivedKeyAndTheDownstreamServiceReplays() throws Exception {
-		String reference = crashAfterTheChargeAndRetry(service(this.derived));
+		String reference = crashAfterTheChargeAndRetry(service(this.derived), "/orders");
 		assertThat(charges().executions(reference)).as("B's handler ran once").isEqualTo(1);
 		List<Request> charged = charges().requestsWithReference(reference);
 		assertThat(charged).hasSize(2);
@@ -149,8 +149,19 @@ class DerivedKeysChainTest {
 
 	@Test
 	@Timeout(300)
+	void aTransactionalHandlersReRunSendsTheSameDerivedKeyToo() throws Exception {
+		String reference = crashAfterTheChargeAndRetry(service(this.derived), "/transactional-orders");
+		assertThat(charges().executions(reference)).as("B's handler ran once").isEqualTo(1);
+		List<Request> charged = charges().requestsWithReference(reference);
+		assertThat(charged).hasSize(2);
+		assertThat(charged.get(0).key()).isNotNull().isEqualTo(charged.get(1).key());
+		assertThat(charged.get(1).replayed()).isTrue();
+	}
+
+	@Test
+	@Timeout(300)
 	void withoutDerivedKeysTheReRunChargesTwice() throws Exception {
-		String reference = crashAfterTheChargeAndRetry(service(this.random));
+		String reference = crashAfterTheChargeAndRetry(service(this.random), "/orders");
 		assertThat(charges().executions(reference)).as("B's handler ran for each run of A").isEqualTo(2);
 		List<Request> charged = charges().requestsWithReference(reference);
 		assertThat(charged).hasSize(2);
@@ -159,14 +170,14 @@ class DerivedKeysChainTest {
 	}
 
 	/**
-	 * Orders at A with a pause after B's charge, kills A there, starts it again and
-	 * retries the order with the same key, which A runs again.
+	 * Orders at A ({@code path}) with a pause after B's charge, kills A there, starts it
+	 * again and retries the order with the same key, which A runs again.
 	 * @return the order's reference
 	 */
-	private String crashAfterTheChargeAndRetry(ApplicationProcess serviceA) throws Exception {
+	private String crashAfterTheChargeAndRetry(ApplicationProcess serviceA, String path) throws Exception {
 		String reference = UUID.randomUUID().toString();
 		String key = UUID.randomUUID().toString();
-		CompletableFuture<HttpResponse<String>> held = this.http.sendAsync(order(serviceA, reference, key, true),
+		CompletableFuture<HttpResponse<String>> held = this.http.sendAsync(order(serviceA, path, reference, key, true),
 				HttpResponse.BodyHandlers.ofString());
 		awaitSignal(reference, held, serviceA);
 		assertThat(charges().executions(reference)).as("B charged before A was killed").isEqualTo(1);
@@ -175,7 +186,7 @@ class DerivedKeysChainTest {
 			.hasCauseInstanceOf(IOException.class);
 		serviceA.start();
 		serviceA.awaitReady();
-		HttpResponse<String> retry = retryWhileBusy(serviceA, reference, key);
+		HttpResponse<String> retry = retryWhileBusy(serviceA, path, reference, key);
 		assertThat(retry.statusCode()).as(retry.body()).isEqualTo(201);
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).as("A ran again: it had stored nothing")
 			.isEmpty();
@@ -187,11 +198,11 @@ class DerivedKeysChainTest {
 	 * Retries while A answers 409 or 503: PostgreSQL may still be ending the killed
 	 * instance's session, and with it its lock on the key.
 	 */
-	private HttpResponse<String> retryWhileBusy(ApplicationProcess serviceA, String reference, String key)
+	private HttpResponse<String> retryWhileBusy(ApplicationProcess serviceA, String path, String reference, String key)
 			throws Exception {
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
 		while (true) {
-			HttpResponse<String> response = this.http.send(order(serviceA, reference, key, false),
+			HttpResponse<String> response = this.http.send(order(serviceA, path, reference, key, false),
 					HttpResponse.BodyHandlers.ofString());
 			if ((response.statusCode() != 409 && response.statusCode() != 503) || System.nanoTime() > deadline) {
 				return response;
@@ -200,9 +211,8 @@ class DerivedKeysChainTest {
 		}
 	}
 
-	private HttpRequest order(ApplicationProcess serviceA, String reference, String key, boolean pause) {
-		HttpRequest.Builder builder = HttpRequest
-			.newBuilder(URI.create("http://127.0.0.1:" + serviceA.port() + "/orders"))
+	private HttpRequest order(ApplicationProcess serviceA, String path, String reference, String key, boolean pause) {
+		HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + serviceA.port() + path))
 			.timeout(Duration.ofSeconds(60))
 			.header("Content-Type", "application/json")
 			.header("Idempotency-Key", key)

@@ -3,6 +3,7 @@ package dev.idempo.client.downstream;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -16,6 +17,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.Idempotent;
+import dev.idempo.core.CurrentIdempotentCall;
 
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
@@ -167,6 +169,30 @@ public class DownstreamApplication {
 
 		ChargesController(Charges charges) {
 			this.charges = charges;
+		}
+
+		/**
+		 * Tells which idempotent execution is bound to the thread that runs the handler.
+		 */
+		@PostMapping("/identity")
+		@Idempotent
+		Map<String, String> identity() {
+			return Map.of("identity", currentIdentity());
+		}
+
+		/**
+		 * Tells which idempotent execution is bound to the thread that runs the handler's
+		 * {@code Callable}.
+		 */
+		@PostMapping("/identity-async")
+		@Idempotent
+		Callable<Map<String, String>> identityAsync() {
+			return () -> Map.of("identity", currentIdentity());
+		}
+
+		private static String currentIdentity() {
+			CurrentIdempotentCall call = CurrentIdempotentCall.current();
+			return (call != null) ? call.identity() : "none";
 		}
 
 		@PostMapping("/charges")
