@@ -135,7 +135,7 @@ class IdempotentMethodsAutoConfigurationTests {
 			assertThat(service.flaky("k")).isEqualTo(2);
 			assertThat(service.flaky("k")).isEqualTo(2);
 			// two attempts, each its own claim; the later call replays
-			assertThat(service.attempts).hasValue(2);
+			assertThat(service.attempts()).isEqualTo(2);
 			assertThat(executed.count).hasValue(2);
 		});
 	}
@@ -198,6 +198,11 @@ class IdempotentMethodsAutoConfigurationTests {
 				throw new IllegalStateException("first attempt fails");
 			}
 			return attempt;
+		}
+
+		// not a field read: the bean is a proxy
+		public int attempts() {
+			return this.attempts.get();
 		}
 
 	}
