@@ -21,7 +21,8 @@ import dev.idempo.store.jdbc.JdbcDialect.Lock;
 import dev.idempo.store.jdbc.JdbcDialect.SessionInfo;
 import dev.idempo.store.jdbc.JdbcDialect.Store;
 import dev.idempo.store.jdbc.KeyGuard.Holder;
-import dev.idempo.store.jdbc.SqlPipeline.Result;
+import dev.idempo.store.jdbc.SqlPipeline.Answers;
+import dev.idempo.store.jdbc.SqlPipeline.Script;
 import dev.idempo.store.jdbc.SqlPipeline.Sql;
 
 /**
@@ -67,6 +68,10 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 
 	/** Record bytes per batch beyond its first complete; far below any packet limit. */
 	static final long MAX_STORE_BYTES = 2L * 1024 * 1024;
+
+	private static final String HELD = "held";
+
+	private static final String RECORDS = "records";
 
 	private final JdbcDialect dialect;
 
@@ -250,7 +255,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		BatchSql sql = this.dialect.batch(info, claims, unlocks, stores);
 		BatchAnswer answer;
 		try {
-			answer = sql.read(SqlPipeline.run(session.connection(), info.multiStatements(), 0, sql.statements()));
+			answer = sql.read(sql.script().run(session.connection(), info.multiStatements(), 0));
 		}
 		catch (SQLException | RuntimeException ex) {
 			recover(session, batch, ex, opened, rerun);
@@ -516,30 +521,28 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 			}
 			locks.add(lockOf(holder));
 		}
-		List<Sql> statements = new ArrayList<>(2);
-		statements.add(this.dialect.heldLocks(info, locks));
+		Script script = new Script().add(HELD, this.dialect.heldLocks(info, locks));
 		List<String> keys = new ArrayList<>();
 		batch.completes.forEach((operation) -> keys.add(operation.holder.key));
 		if (!keys.isEmpty()) {
-			statements.add(this.dialect.records(keys));
+			script.add(RECORDS, this.dialect.records(keys));
 		}
-		List<Result> results = SqlPipeline.run(session.connection(), info.multiStatements(), 0, statements);
-		Held[] held = this.dialect.readHeldLocks(results.get(0), locks);
+		Answers answers = script.run(session.connection(), info.multiStatements(), 0);
+		Map<Object, Held> held = this.dialect.readHeldLocks(answers.one(HELD), locks);
 		Map<String, StoredRecord> records = keys.isEmpty() ? Collections.emptyMap()
-				: this.dialect.readRecords(results.get(1));
-		int next = 0;
+				: this.dialect.readRecords(answers.one(RECORDS));
 		Facts facts = new Facts(batch, records);
 		for (int i = 0; i < batch.completes.size(); i++) {
-			facts.completes[i] = held[next++];
+			facts.completes[i] = held.get(lockOf(batch.completes.get(i).holder));
 		}
 		for (int i = 0; i < batch.releases.size(); i++) {
-			facts.releases[i] = held[next++];
+			facts.releases[i] = held.get(lockOf(batch.releases.get(i).holder));
 		}
 		for (int i = 0; i < batch.unlocks.size(); i++) {
-			facts.unlocks[i] = held[next++];
+			facts.unlocks[i] = held.get(lockOf(batch.unlocks.get(i)));
 		}
 		for (int i = 0; i < batch.claims.size(); i++) {
-			facts.claims[i] = held[next++];
+			facts.claims[i] = held.get(lockOf(batch.claims.get(i).holder));
 		}
 		return facts;
 	}
