@@ -55,7 +55,7 @@ import dev.idempo.store.jdbc.SqlPipeline.Sql;
  *
  * @author idempo
  */
-final class BatchRunner implements LockSessionPool.SessionWork {
+final class BatchRunner {
 
 	private static final Log logger = LogFactory.getLog(BatchRunner.class);
 
@@ -77,27 +77,23 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 
 	private final KeyGuard guard;
 
-	private @Nullable LockSessionPool pool;
+	private final LockSessionPool pool;
 
-	BatchRunner(JdbcDialect dialect, KeyGuard guard) {
+	private final long timeoutNanos;
+
+	BatchRunner(JdbcDialect dialect, KeyGuard guard, LockSessionPool pool, JdbcStoreSettings settings) {
 		this.dialect = dialect;
 		this.guard = guard;
-	}
-
-	void setPool(LockSessionPool pool) {
 		this.pool = pool;
+		this.timeoutNanos = settings.timeout().toNanos();
 	}
 
-	private LockSessionPool pool() {
-		LockSessionPool pool = this.pool;
-		if (pool == null) {
-			throw new IllegalStateException("No pool");
-		}
-		return pool;
-	}
-
-	@Override
-	public void runBatch(LockSession session) {
+	/**
+	 * Runs one batch of the session's queued work (and queued claims) in one round trip,
+	 * and hands each operation taken its outcome; does nothing if nothing is queued.
+	 * @param session the session, held by the caller
+	 */
+	void runBatch(LockSession session) {
 		Batch batch = take(session);
 		if (batch.isEmpty()) {
 			return;
@@ -121,6 +117,48 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		runBatch(session);
 	}
 
+	/**
+	 * Stops taking work: queued claims fail, queued completes and releases answer that
+	 * their claim is lost; then every session that is let go within the timeout is
+	 * discarded, and with it its claims and queued unlocks.
+	 */
+	void close() {
+		this.pool.close();
+		Operation operation;
+		while ((operation = this.pool.claims().poll()) != null) {
+			if (operation.start()) {
+				operation.fail(new LockingStoreException("The idempotency store is closed"));
+			}
+		}
+		for (LockSession session : this.pool.sessions()) {
+			for (Queue<Operation> queue : List.of(session.completes(), session.releases())) {
+				while ((operation = queue.poll()) != null) {
+					if (operation.start()) {
+						this.guard.forget(operation.holder);
+						operation.succeed(false, null);
+					}
+				}
+			}
+		}
+		for (LockSession session : this.pool.sessions()) {
+			try {
+				if (session.tryRun(this.timeoutNanos)) {
+					try {
+						this.pool.discard(session);
+						session.unlocks().clear(this.guard);
+					}
+					finally {
+						session.endRun();
+					}
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
+		}
+	}
+
 	private Batch take(LockSession session) {
 		Batch batch = new Batch();
 		long bytes = 0;
@@ -140,7 +178,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		}
 		takeAll(session.releases(), batch.releases, MAX_UNLOCKS);
 		batch.unlocks.addAll(takeUnlocks(session));
-		takeAll(pool().claims(), batch.claims, MAX_CLAIMS);
+		takeAll(this.pool.claims(), batch.claims, MAX_CLAIMS);
 		return batch;
 	}
 
@@ -149,7 +187,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 	 * their locks is shared with another claim on it (its counts cannot be told apart).
 	 */
 	private List<Holder> takeUnlocks(LockSession session) {
-		List<Holder> unlocks = session.unlocks().take(session, this.guard, MAX_UNLOCKS);
+		List<Holder> unlocks = session.unlocks().take(session.generation(), this.guard, MAX_UNLOCKS);
 		if (unlocks == null) {
 			lost(session, "closed to free a queued unlock whose lock collides with another claim's", null);
 			return List.of();
@@ -167,7 +205,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 	}
 
 	private void run(LockSession session, Batch batch) {
-		if (pool().isClosed()) {
+		if (this.pool.isClosed()) {
 			closed(batch);
 			return;
 		}
@@ -188,7 +226,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		}
 		if (!session.isOpen() && !batch.claims.isEmpty()) {
 			try {
-				opened = pool().openIfNeeded(session);
+				opened = this.pool.openIfNeeded(session);
 			}
 			catch (LockingStoreException ex) {
 				for (Operation claim : batch.claims) {
@@ -236,7 +274,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		List<Lock> claims = new ArrayList<>(batch.claims.size());
 		for (Operation claim : batch.claims) {
 			Object lock = this.dialect.lockOf(info, claim.holder.key);
-			claim.holder.attach(session, generation, lock);
+			claim.holder.attach(session.index(), generation, lock);
 			claims.add(new Lock(claim.holder.key, lock));
 		}
 		List<Object> unlocks = new ArrayList<>(batch.releases.size() + batch.unlocks.size());
@@ -636,7 +674,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 				// connection stopped answering until its caller's time was up: opening
 				// another would only keep the caller waiting longer)
 				claim.requeue();
-				pool().claims().add(claim);
+				this.pool.claims().add(claim);
 			}
 			else {
 				claim.fail(new LockingStoreException("Idempotency lock session failed", failure));
@@ -701,9 +739,9 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 	 * @param cause what went wrong, if anything
 	 */
 	void lost(LockSession session, String reason, @Nullable Throwable cause) {
-		long generation = pool().discard(session);
+		long generation = this.pool.discard(session);
 		session.unlocks().clear(this.guard);
-		long claims = this.guard.heldOn(session, generation);
+		long claims = this.guard.heldOn(session.index(), generation);
 		if (claims > 0) {
 			logger.warn("Idempotency " + session + " " + reason + "; the " + claims
 					+ " claim(s) it held are lost (their responses will not be stored)", cause);

@@ -101,11 +101,11 @@ final class KeyGuard {
 
 	/**
 	 * Counts the claims held on one connection of a session.
-	 * @param session the lock session
+	 * @param session the lock session's index
 	 * @param generation the connection's generation
 	 * @return how many holders hold a lock there
 	 */
-	long heldOn(LockSession session, long generation) {
+	long heldOn(int session, long generation) {
 		return this.holders.values()
 			.stream()
 			.filter((holder) -> holder.isHeld() && holder.isOn(session, generation))
@@ -120,9 +120,9 @@ final class KeyGuard {
 	 * @return whether such a claim exists
 	 */
 	boolean sharesLock(Holder mine) {
-		LockSession session = mine.sessionOrNull();
+		int session = mine.session();
 		Object lock = mine.lock();
-		if (session == null || lock == null) {
+		if (session < 0 || lock == null) {
 			return false;
 		}
 		long generation = mine.generation();
@@ -177,7 +177,8 @@ final class KeyGuard {
 
 		private State state = State.CLAIMING;
 
-		private @Nullable LockSession session;
+		/** The index of the lock session the lock is taken on, -1 until it is sent. */
+		private int session = -1;
 
 		private long generation;
 
@@ -188,18 +189,8 @@ final class KeyGuard {
 			this.token = token;
 		}
 
-		LockSession session() {
-			this.mutex.lock();
-			try {
-				Assert.state(this.session != null, "Claim holds no session");
-				return this.session;
-			}
-			finally {
-				this.mutex.unlock();
-			}
-		}
-
-		@Nullable LockSession sessionOrNull() {
+		/** The index of the lock session of the claim's lock, -1 until it was sent. */
+		int session() {
 			this.mutex.lock();
 			try {
 				return this.session;
@@ -230,7 +221,7 @@ final class KeyGuard {
 			}
 		}
 
-		boolean isOn(LockSession session, long generation) {
+		boolean isOn(int session, long generation) {
 			this.mutex.lock();
 			try {
 				return this.session == session && this.generation == generation;
@@ -295,7 +286,7 @@ final class KeyGuard {
 		 * Records where the claim's lock is being taken; the claim is still
 		 * {@code CLAIMING}.
 		 */
-		void attach(LockSession session, long generation, Object lock) {
+		void attach(int session, long generation, Object lock) {
 			this.mutex.lock();
 			try {
 				this.session = session;
@@ -311,7 +302,7 @@ final class KeyGuard {
 		void hold() {
 			this.mutex.lock();
 			try {
-				Assert.state(this.session != null, "Claim holds no session");
+				Assert.state(this.session >= 0, "Claim holds no session");
 				this.state = State.HELD;
 				this.changed.signalAll();
 			}

@@ -123,8 +123,7 @@ final class LockSession {
 	}
 
 	/**
-	 * Lets go of the session. The caller then hands it on
-	 * ({@link LockSessionPool#handOff}).
+	 * Lets go of the session; the caller then hands it on to whoever waits for it.
 	 */
 	void endRun() {
 		this.runLock.unlock();
