@@ -134,8 +134,7 @@ final class BatchRunner {
 			for (Queue<Operation> queue : List.of(session.completes(), session.releases())) {
 				while ((operation = queue.poll()) != null) {
 					if (operation.start()) {
-						this.guard.forget(operation.holder);
-						operation.succeed(false, null);
+						finished(operation, false);
 					}
 				}
 			}
@@ -245,9 +244,17 @@ final class BatchRunner {
 		if (session.isOpen() && holder.generation() == session.generation()) {
 			return false;
 		}
-		this.guard.forget(holder);
-		operation.succeed(false, null);
+		finished(operation, false);
 		return true;
+	}
+
+	/**
+	 * Ends a complete or release: its claim leaves the guard first, so that its waiter,
+	 * once woken, finds the key free in this JVM.
+	 */
+	private void finished(Operation operation, boolean succeeded) {
+		this.guard.forget(operation.holder);
+		operation.succeed(succeeded, null);
 	}
 
 	private void closed(Batch batch) {
@@ -256,8 +263,7 @@ final class BatchRunner {
 			claim.fail(closed);
 		}
 		for (Operation operation : batch.finishing()) {
-			this.guard.forget(operation.holder);
-			operation.succeed(false, null);
+			finished(operation, false);
 		}
 		batch.unlocks.forEach(this.guard::forget);
 	}
@@ -274,7 +280,7 @@ final class BatchRunner {
 		List<Lock> claims = new ArrayList<>(batch.claims.size());
 		for (Operation claim : batch.claims) {
 			Object lock = this.dialect.lockOf(info, claim.holder.key);
-			claim.holder.attach(session.index(), generation, lock);
+			this.guard.sent(claim.holder, session.index(), generation, lock);
 			claims.add(new Lock(claim.holder.key, lock));
 		}
 		List<Object> unlocks = new ArrayList<>(batch.releases.size() + batch.unlocks.size());
@@ -316,8 +322,7 @@ final class BatchRunner {
 			if (answer.stored()[i] && !answer.storeUnlocked()[i]) {
 				logger.warn("An idempotency lock was not held by its lock session when its response was stored");
 			}
-			this.guard.forget(complete.holder);
-			complete.succeed(answer.stored()[i], null);
+			finished(complete, answer.stored()[i]);
 		}
 		for (int i = 0; i < batch.releases.size(); i++) {
 			Operation release = batch.releases.get(i);
@@ -325,8 +330,7 @@ final class BatchRunner {
 			if (!released) {
 				logger.warn("An idempotency lock was not held by its lock session when released");
 			}
-			this.guard.forget(release.holder);
-			release.succeed(released, null);
+			finished(release, released);
 		}
 		session.unlocks().ran(batch.unlocks, this.guard);
 		boolean giveBack = false;
@@ -338,12 +342,12 @@ final class BatchRunner {
 				if (record != null) {
 					// the owner completed between the two statements: give back the
 					// lock just taken, right after this batch
-					claim.holder.unlocking();
+					this.guard.unlocking(claim.holder);
 					session.unlocks().add(claim.holder);
 					giveBack = true;
 				}
 				else {
-					claim.holder.hold();
+					this.guard.held(claim.holder);
 				}
 			}
 			claim.succeed(Boolean.TRUE.equals(locked) && record == null, record);
@@ -414,8 +418,7 @@ final class BatchRunner {
 				recovery.stored.add(complete);
 			}
 			else if (held == Held.NOT_HELD) {
-				this.guard.forget(complete.holder);
-				complete.succeed(false, null);
+				finished(complete, false);
 			}
 			else if (rerun) {
 				if (held == Held.HELD_SPENT) {
@@ -432,8 +435,7 @@ final class BatchRunner {
 		for (int i = 0; i < batch.releases.size(); i++) {
 			Operation release = batch.releases.get(i);
 			if (facts.releases[i] == Held.NOT_HELD) {
-				this.guard.forget(release.holder);
-				release.succeed(true, null);
+				finished(release, true);
 			}
 			else if (rerun) {
 				again.releases.add(release);
@@ -535,7 +537,7 @@ final class BatchRunner {
 			this.guard.forget(holder);
 			return;
 		}
-		holder.unlocking();
+		this.guard.unlocking(holder);
 		session.unlocks().add(holder);
 	}
 
@@ -682,8 +684,7 @@ final class BatchRunner {
 		}
 		for (Operation operation : batch.finishing()) {
 			if (!operation.isDone()) {
-				this.guard.forget(operation.holder);
-				operation.succeed(false, null);
+				finished(operation, false);
 			}
 		}
 		batch.unlocks.forEach(this.guard::forget);

@@ -429,7 +429,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			return;
 		}
 		LockSession session = sessionOf(holder);
-		holder.unlocking();
+		this.guard.unlocking(holder);
 		session.unlocks().add(holder);
 		this.scheduler.scheduleDrain(session);
 	}
