@@ -81,11 +81,28 @@ final class BatchRunner {
 
 	private final long timeoutNanos;
 
-	BatchRunner(JdbcDialect dialect, KeyGuard guard, LockSessionPool pool, JdbcStoreSettings settings) {
+	private final boolean pipelined;
+
+	/**
+	 * Creates the runner.
+	 * @param dialect the database's dialect
+	 * @param guard the claims of this JVM
+	 * @param pool the lock sessions
+	 * @param settings the store settings
+	 * @param pipelined whether the statements of a batch go in one round trip where the
+	 * connection allows it (else one statement per round trip)
+	 */
+	BatchRunner(JdbcDialect dialect, KeyGuard guard, LockSessionPool pool, JdbcStoreSettings settings,
+			boolean pipelined) {
 		this.dialect = dialect;
 		this.guard = guard;
 		this.pool = pool;
 		this.timeoutNanos = settings.timeout().toNanos();
+		this.pipelined = pipelined;
+	}
+
+	private boolean together(LockSession session) {
+		return this.pipelined && session.info().multiStatements();
 	}
 
 	/**
@@ -115,6 +132,31 @@ final class BatchRunner {
 	 */
 	void drain(LockSession session) {
 		runBatch(session);
+	}
+
+	/**
+	 * Runs one operation of the calling thread on its own, with the session's queued
+	 * unlocks, and hands it its outcome; a claim whose session died under it is left
+	 * queued for the caller to run again elsewhere. Requires the session's run lock.
+	 * @param session the session, held by the caller
+	 * @param operation the operation, queued nowhere
+	 */
+	void runAlone(LockSession session, Operation operation) {
+		Batch batch = new Batch(false);
+		if (operation.start()) {
+			batch.add(operation);
+		}
+		batch.unlocks.addAll(takeUnlocks(session));
+		if (batch.isEmpty()) {
+			return;
+		}
+		try {
+			run(session, batch);
+		}
+		catch (RuntimeException | Error ex) {
+			failUnsettled(session, batch, ex);
+			throw ex;
+		}
 	}
 
 	/**
@@ -159,7 +201,7 @@ final class BatchRunner {
 	}
 
 	private Batch take(LockSession session) {
-		Batch batch = new Batch();
+		Batch batch = new Batch(true);
 		long bytes = 0;
 		Queue<Operation> completes = session.completes();
 		Operation operation;
@@ -299,7 +341,7 @@ final class BatchRunner {
 		BatchSql sql = this.dialect.batch(info, claims, unlocks, stores);
 		BatchAnswer answer;
 		try {
-			answer = sql.read(sql.script().run(session.connection(), info.multiStatements(), 0));
+			answer = sql.read(sql.script().run(session.connection(), together(session), 0));
 		}
 		catch (SQLException | RuntimeException ex) {
 			recover(session, batch, ex, opened, rerun);
@@ -359,7 +401,7 @@ final class BatchRunner {
 
 	/** Runs the session's queued unlocks now, in a round trip of their own. */
 	private void runUnlocks(LockSession session) {
-		Batch batch = new Batch();
+		Batch batch = new Batch(false);
 		batch.unlocks.addAll(takeUnlocks(session));
 		if (!batch.isEmpty()) {
 			try {
@@ -401,7 +443,7 @@ final class BatchRunner {
 			died(session, batch, failure, opened, "closed to settle a failed batch whose locks collide");
 			return;
 		}
-		Batch again = new Batch();
+		Batch again = new Batch(batch.shared);
 		Recovery recovery = new Recovery();
 		for (int i = 0; i < batch.completes.size(); i++) {
 			Operation complete = batch.completes.get(i);
@@ -489,7 +531,7 @@ final class BatchRunner {
 		}
 		failAll(session, recovery.failed, failure);
 		for (Operation operation : again.all()) {
-			Batch one = new Batch();
+			Batch one = new Batch(again.shared);
 			one.add(operation);
 			if (session.isOpen()) {
 				execute(session, one, false, false);
@@ -548,7 +590,7 @@ final class BatchRunner {
 	 */
 	private @Nullable Facts facts(LockSession session, Batch batch) throws SQLException {
 		SessionInfo info = session.info();
-		SqlPipeline.run(session.connection(), info.multiStatements(), 0, this.dialect.rollback());
+		SqlPipeline.run(session.connection(), together(session), 0, this.dialect.rollback());
 		List<Object> locks = new ArrayList<>();
 		List<Holder> holders = new ArrayList<>();
 		batch.completes.forEach((operation) -> holders.add(operation.holder));
@@ -567,7 +609,7 @@ final class BatchRunner {
 		if (!keys.isEmpty()) {
 			script.add(RECORDS, this.dialect.records(keys));
 		}
-		Answers answers = script.run(session.connection(), info.multiStatements(), 0);
+		Answers answers = script.run(session.connection(), together(session), 0);
 		Map<Object, Held> held = this.dialect.readHeldLocks(answers.one(HELD), locks);
 		Map<String, StoredRecord> records = keys.isEmpty() ? Collections.emptyMap()
 				: this.dialect.readRecords(answers.one(RECORDS));
@@ -604,7 +646,7 @@ final class BatchRunner {
 		}
 		try {
 			if (!statements.isEmpty()) {
-				SqlPipeline.run(session.connection(), session.info().multiStatements(), 0, statements);
+				SqlPipeline.run(session.connection(), together(session), 0, statements);
 			}
 			recovery.forget.forEach(this.guard::forget);
 			return true;
@@ -676,7 +718,9 @@ final class BatchRunner {
 				// connection stopped answering until its caller's time was up: opening
 				// another would only keep the caller waiting longer)
 				claim.requeue();
-				this.pool.claims().add(claim);
+				if (batch.shared) {
+					this.pool.claims().add(claim);
+				}
 			}
 			else {
 				claim.fail(new LockingStoreException("Idempotency lock session failed", failure));
@@ -758,6 +802,12 @@ final class BatchRunner {
 	 */
 	private static final class Batch {
 
+		/**
+		 * Whether its claims came from the shared queue, where one whose session died
+		 * goes back; else its caller runs it again.
+		 */
+		final boolean shared;
+
 		final List<Operation> completes = new ArrayList<>();
 
 		final List<Operation> releases = new ArrayList<>();
@@ -765,6 +815,10 @@ final class BatchRunner {
 		final List<Holder> unlocks = new ArrayList<>();
 
 		final List<Operation> claims = new ArrayList<>();
+
+		Batch(boolean shared) {
+			this.shared = shared;
+		}
 
 		boolean isEmpty() {
 			return this.completes.isEmpty() && this.releases.isEmpty() && this.unlocks.isEmpty()

@@ -2,10 +2,8 @@ package dev.idempo.store.jdbc;
 
 import java.util.Queue;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.Consumer;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -36,12 +34,11 @@ import org.jspecify.annotations.Nullable;
  * it was or will be sent), else it waits for the running batch, which the server's
  * statement timeout and the connection's network timeout bound. Completes never wait
  * behind claims: every batch takes all of its session's queued completes (up to a size
- * budget) before any claim. Queued unlocks that no request is left to run are run by a
- * maintenance task ({@link #scheduleDrain}).
+ * budget) before any claim.
  *
  * @author idempo
  */
-final class BatchScheduler {
+final class BatchScheduler extends SessionScheduler {
 
 	private static final Log logger = LogFactory.getLog(BatchScheduler.class);
 
@@ -51,26 +48,8 @@ final class BatchScheduler {
 	 */
 	private static final long MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
-	private final LockSessionPool pool;
-
-	private final BatchRunner runner;
-
-	private final Executor maintenance;
-
-	private final long timeoutNanos;
-
-	/**
-	 * Creates the scheduler.
-	 * @param pool the lock sessions
-	 * @param runner runs batches on a session
-	 * @param maintenance runs queued unlocks that no request is left to run
-	 * @param settings the store settings
-	 */
 	BatchScheduler(LockSessionPool pool, BatchRunner runner, Executor maintenance, JdbcStoreSettings settings) {
-		this.pool = pool;
-		this.runner = runner;
-		this.maintenance = maintenance;
-		this.timeoutNanos = settings.timeout().toNanos();
+		super(pool, runner, maintenance, settings);
 	}
 
 	/**
@@ -80,6 +59,7 @@ final class BatchScheduler {
 	 * @return {@code true} once it has run, {@code false} if it was cancelled unstarted
 	 * at the deadline
 	 */
+	@Override
 	boolean runClaim(Operation claim, long deadline) {
 		this.pool.claims().add(claim);
 		return await(claim, null, deadline);
@@ -93,6 +73,7 @@ final class BatchScheduler {
 	 * @return {@code true} once it has run, {@code false} if it was cancelled unstarted
 	 * at the deadline
 	 */
+	@Override
 	boolean runOn(LockSession session, Operation operation, long deadline) {
 		queueOf(session, operation).add(operation);
 		return await(operation, session, deadline);
@@ -210,23 +191,17 @@ final class BatchScheduler {
 	}
 
 	/**
-	 * Passes a session that was just let go on to whoever needs it: the oldest waiting
-	 * complete or release of that session, else the oldest waiting claim; if only queued
-	 * unlocks are left, a maintenance task runs them.
-	 * @param session the session, no longer held by the caller
+	 * Wakes the oldest waiting complete or release of a session that was just let go,
+	 * else the oldest waiting claim, to take it.
 	 */
-	void handOff(LockSession session) {
+	@Override
+	boolean wakeNext(LockSession session) {
 		Operation next = session.nextWaiting();
 		if (next != null) {
 			next.wake();
-			return;
+			return true;
 		}
-		if (wakeClaim()) {
-			return;
-		}
-		if (session.unlocks().isDrainDue()) {
-			scheduleDrain(session);
-		}
+		return wakeClaim();
 	}
 
 	private boolean wakeClaim() {
@@ -251,61 +226,6 @@ final class BatchScheduler {
 			}
 		}
 		wakeClaim();
-	}
-
-	/**
-	 * Has a maintenance thread run the session's queued unlocks as soon as it is free, in
-	 * case no request takes it first.
-	 * @param session the session
-	 */
-	void scheduleDrain(LockSession session) {
-		UnlockQueue unlocks = session.unlocks();
-		if (this.pool.isClosed() || !unlocks.scheduleDrain()) {
-			return;
-		}
-		try {
-			this.maintenance.execute(() -> {
-				unlocks.drainStarted();
-				if (unlocks.isEmpty()) {
-					return;
-				}
-				runMaintenance(session, this.timeoutNanos, this.runner::drain);
-				// else the session check retries
-			});
-		}
-		catch (RejectedExecutionException ex) {
-			unlocks.drainStarted();
-		}
-	}
-
-	/**
-	 * Runs {@code task} on a session once it is free, waiting up to {@code timeoutNanos},
-	 * then hands the session on. A failure of the task is logged, never thrown: it must
-	 * not cancel a scheduled session check for good.
-	 * @param session the session
-	 * @param timeoutNanos how long to wait for it
-	 * @param task what to run while holding it
-	 */
-	void runMaintenance(LockSession session, long timeoutNanos, Consumer<LockSession> task) {
-		try {
-			if (!session.tryRun(timeoutNanos)) {
-				return;
-			}
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return;
-		}
-		try {
-			task.accept(session);
-		}
-		catch (Throwable ex) {
-			logger.warn("Could not maintain idempotency " + session, ex);
-		}
-		finally {
-			session.endRun();
-			handOff(session);
-		}
 	}
 
 }

@@ -27,7 +27,7 @@ import dev.idempo.store.jdbc.SqlPipeline.Sql;
  *
  * @author idempo
  */
-abstract sealed class JdbcDialect permits PostgresDialect, MySqlDialect {
+abstract class JdbcDialect {
 
 	/** The step of a batch that takes the locks of its claims. */
 	static final String CLAIM_LOCK = "claim-lock";

@@ -65,7 +65,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 
 	private final BatchRunner runner;
 
-	private final BatchScheduler scheduler;
+	private final SessionScheduler scheduler;
 
 	private final ExpiredRecordCleanup cleanup;
 
@@ -89,8 +89,9 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		});
 		this.maintenance.setRemoveOnCancelPolicy(true);
 		this.pool = new LockSessionPool(dataSource, dialect, settings, this.maintenance);
-		this.runner = new BatchRunner(dialect, this.guard, this.pool, settings);
-		this.scheduler = new BatchScheduler(this.pool, this.runner, this.maintenance, settings);
+		this.runner = new BatchRunner(dialect, this.guard, this.pool, settings, settings.batching());
+		this.scheduler = settings.batching() ? new BatchScheduler(this.pool, this.runner, this.maintenance, settings)
+				: new PlainScheduler(this.pool, this.runner, this.maintenance, settings);
 		this.cleanup = new ExpiredRecordCleanup(dataSource, dialect, settings, this.pool);
 		long check = settings.sessionCheckInterval().toMillis();
 		long cleanup = settings.cleanupInterval().toMillis();
@@ -379,7 +380,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		}
 		this.closed = true;
 		this.maintenance.shutdownNow();
-		this.runner.close();
+		this.scheduler.close();
 	}
 
 	// ---- helpers

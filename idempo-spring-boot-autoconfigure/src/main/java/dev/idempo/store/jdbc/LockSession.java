@@ -114,6 +114,15 @@ final class LockSession {
 		return this.runLock.isLocked();
 	}
 
+	/**
+	 * Whether a thread waits for this session's run lock (a complete or release of a
+	 * claim on it, or maintenance).
+	 * @return whether some thread waits for it
+	 */
+	boolean isWanted() {
+		return this.runLock.hasQueuedThreads();
+	}
+
 	boolean tryRun() {
 		return this.runLock.tryLock();
 	}
