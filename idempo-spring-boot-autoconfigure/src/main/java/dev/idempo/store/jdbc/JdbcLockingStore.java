@@ -150,16 +150,6 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	// ---- LockingStore
 
 	/**
-	 * {@inheritDoc}
-	 * <p>
-	 * Runs in the next batch of whichever lock session is free first (one round trip,
-	 * shared with the other operations of that batch), waiting up to
-	 * {@link JdbcStoreSettings#timeout()} for it to start. A duplicate of a request of
-	 * this JVM that is itself being claimed or completed waits for that round trip
-	 * instead of answering "in progress" early. {@code lockTtl} is ignored: the lock
-	 * lives as long as its session.
-	 */
-	/**
 	 * Checks, for health endpoints, that the database answers where lock sessions come
 	 * from (a connection of its own, outside the application's pool, as lock sessions
 	 * are) and reads the record table, and tells how many lock sessions are open. Never
@@ -228,6 +218,16 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		}
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Runs in the next batch of whichever lock session is free first (one round trip,
+	 * shared with the other operations of that batch), waiting up to
+	 * {@link JdbcStoreSettings#timeout()} for it to start. A duplicate of a request of
+	 * this JVM that is itself being claimed or completed waits for that round trip
+	 * instead of answering "in progress" early. {@code lockTtl} is ignored: the lock
+	 * lives as long as its session.
+	 */
 	@Override
 	public ClaimResult claim(String key, Duration lockTtl) {
 		checkKey(key);
