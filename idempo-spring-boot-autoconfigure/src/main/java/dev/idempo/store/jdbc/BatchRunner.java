@@ -702,8 +702,9 @@ final class BatchRunner {
 
 	/**
 	 * The session died: every claim on it is lost. Claims of the batch go back to the
-	 * queue once, for a new connection, unless this batch opened the one that died or
-	 * their callers no longer wait.
+	 * queue once, for a new connection, unless this batch opened the one that died, their
+	 * callers no longer wait, or they are no longer claiming (a lock they took was queued
+	 * for unlocking, and they left the guard with the session).
 	 */
 	private void died(LockSession session, Batch batch, Exception failure, boolean opened, String reason) {
 		if (session.isOpen()) {
@@ -713,10 +714,12 @@ final class BatchRunner {
 			if (claim.isDone()) {
 				continue;
 			}
-			if (!opened && claim.retries() == 0 && claim.isAwaited()) {
+			if (!opened && claim.retries() == 0 && claim.isAwaited() && claim.holder.isClaiming()) {
 				// a connection that died while idle: once more on a new one (not when the
 				// connection stopped answering until its caller's time was up: opening
-				// another would only keep the caller waiting longer)
+				// another would only keep the caller waiting longer; nor when the claim's
+				// lock was queued for unlocking and its holder left the guard with the
+				// session: a lock taken for it now could never be given back)
 				claim.requeue();
 				if (batch.shared) {
 					this.pool.claims().add(claim);

@@ -268,6 +268,10 @@ final class KeyGuard {
 			return state() == State.GONE;
 		}
 
+		boolean isClaiming() {
+			return state() == State.CLAIMING;
+		}
+
 		boolean isHeld() {
 			return state() == State.HELD;
 		}
