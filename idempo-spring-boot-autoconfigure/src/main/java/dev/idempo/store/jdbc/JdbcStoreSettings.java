@@ -162,10 +162,6 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 	}
 
 	/**
-	 * The statement timeout in whole seconds, as JDBC wants it: the timeout rounded up.
-	 * @return the statement timeout in seconds, at least 1
-	 */
-	/**
 	 * These settings with operations combined into batches or each run alone.
 	 * @param batching whether to combine operations into batches
 	 * @return the settings
@@ -175,6 +171,10 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 				this.cleanupInterval, this.cleanupBatchSize, this.networkTimeout, batching);
 	}
 
+	/**
+	 * The statement timeout in whole seconds, as JDBC wants it: the timeout rounded up.
+	 * @return the statement timeout in seconds, at least 1
+	 */
 	int timeoutSeconds() {
 		return (int) Math.max(1, (this.timeout.toMillis() + 999) / 1000);
 	}

@@ -23,6 +23,14 @@ final class PlainScheduler extends SessionScheduler {
 
 	private static final Log logger = LogFactory.getLog(PlainScheduler.class);
 
+	/**
+	 * The longest a claim waits before it looks at the sessions again by itself: that a
+	 * session is wanted by a complete or release is only a hint
+	 * ({@link LockSession#isWanted}), and a waiter that gives up without taking the
+	 * session wakes no one.
+	 */
+	private static final long MAX_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
 	/** Guards nothing but the wait for a free session. */
 	private final ReentrantLock mutex = new ReentrantLock();
 
@@ -95,7 +103,7 @@ final class PlainScheduler extends SessionScheduler {
 				if (remaining <= 0) {
 					return null;
 				}
-				this.letGo.awaitNanos(remaining);
+				this.letGo.awaitNanos(Math.min(remaining, MAX_WAIT_NANOS));
 			}
 			return null;
 		}
