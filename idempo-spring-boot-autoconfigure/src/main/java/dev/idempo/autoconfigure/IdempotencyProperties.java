@@ -502,6 +502,14 @@ public class IdempotencyProperties {
 			 */
 			private Duration sessionCheckInterval = Duration.ofSeconds(10);
 
+			/**
+			 * Whether the store operations of concurrent requests are combined into
+			 * batches, one round trip and one commit per lock session. When false, each
+			 * operation runs alone, one statement per round trip: simpler and slower
+			 * under load, with the same outcomes.
+			 */
+			private boolean batching = true;
+
 			private final Cleanup cleanup = new Cleanup();
 
 			private final Postgres postgres = new Postgres();
@@ -534,6 +542,14 @@ public class IdempotencyProperties {
 
 			public @Nullable Duration getNetworkTimeout() {
 				return this.networkTimeout;
+			}
+
+			public boolean isBatching() {
+				return this.batching;
+			}
+
+			public void setBatching(boolean batching) {
+				this.batching = batching;
 			}
 
 			public void setNetworkTimeout(@Nullable Duration networkTimeout) {

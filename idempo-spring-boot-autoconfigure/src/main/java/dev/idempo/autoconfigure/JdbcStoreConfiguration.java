@@ -86,7 +86,7 @@ class JdbcStoreConfiguration {
 		IdempotencyProperties.Store.Jdbc jdbc = properties.getStore().getJdbc();
 		return new JdbcStoreSettings(jdbc.getTableName(), jdbc.getLockSessions(), jdbc.getTimeout(),
 				jdbc.getSessionCheckInterval(), jdbc.getCleanup().getInterval(), jdbc.getCleanup().getBatchSize(),
-				jdbc.getNetworkTimeout());
+				jdbc.getNetworkTimeout(), jdbc.isBatching());
 	}
 
 	/**

@@ -129,6 +129,16 @@ class JdbcStoreConfigurationTests {
 	}
 
 	@Test
+	void batchingCanBeTurnedOff() {
+		on(TestDatabases.postgres(), "postgres").withPropertyValues("idempo.store.jdbc.batching=false")
+			.run((context) -> {
+				IdempotencyProperties properties = context.getBean(IdempotencyProperties.class);
+				assertThat(JdbcStoreConfiguration.settings(properties).batching()).isFalse();
+				assertThat(JdbcStoreConfiguration.settings(new IdempotencyProperties()).batching()).isTrue();
+			});
+	}
+
+	@Test
 	void defaultsAreThoseOfTheStore() {
 		JdbcStoreSettings settings = JdbcStoreConfiguration.settings(new IdempotencyProperties());
 		assertThat(settings).isEqualTo(JdbcStoreSettings.defaults());

@@ -21,7 +21,8 @@ import dev.idempo.store.jdbc.JdbcDialect.Lock;
 import dev.idempo.store.jdbc.JdbcDialect.SessionInfo;
 import dev.idempo.store.jdbc.JdbcDialect.Store;
 import dev.idempo.store.jdbc.KeyGuard.Holder;
-import dev.idempo.store.jdbc.SqlPipeline.Result;
+import dev.idempo.store.jdbc.SqlPipeline.Answers;
+import dev.idempo.store.jdbc.SqlPipeline.Script;
 import dev.idempo.store.jdbc.SqlPipeline.Sql;
 
 /**
@@ -54,7 +55,7 @@ import dev.idempo.store.jdbc.SqlPipeline.Sql;
  *
  * @author idempo
  */
-final class BatchRunner implements LockSessionPool.SessionWork {
+final class BatchRunner {
 
 	private static final Log logger = LogFactory.getLog(BatchRunner.class);
 
@@ -68,31 +69,48 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 	/** Record bytes per batch beyond its first complete; far below any packet limit. */
 	static final long MAX_STORE_BYTES = 2L * 1024 * 1024;
 
+	private static final String HELD = "held";
+
+	private static final String RECORDS = "records";
+
 	private final JdbcDialect dialect;
 
 	private final KeyGuard guard;
 
-	private @Nullable LockSessionPool pool;
+	private final LockSessionPool pool;
 
-	BatchRunner(JdbcDialect dialect, KeyGuard guard) {
+	private final long timeoutNanos;
+
+	private final boolean pipelined;
+
+	/**
+	 * Creates the runner.
+	 * @param dialect the database's dialect
+	 * @param guard the claims of this JVM
+	 * @param pool the lock sessions
+	 * @param settings the store settings
+	 * @param pipelined whether the statements of a batch go in one round trip where the
+	 * connection allows it (else one statement per round trip)
+	 */
+	BatchRunner(JdbcDialect dialect, KeyGuard guard, LockSessionPool pool, JdbcStoreSettings settings,
+			boolean pipelined) {
 		this.dialect = dialect;
 		this.guard = guard;
-	}
-
-	void setPool(LockSessionPool pool) {
 		this.pool = pool;
+		this.timeoutNanos = settings.timeout().toNanos();
+		this.pipelined = pipelined;
 	}
 
-	private LockSessionPool pool() {
-		LockSessionPool pool = this.pool;
-		if (pool == null) {
-			throw new IllegalStateException("No pool");
-		}
-		return pool;
+	private boolean together(LockSession session) {
+		return this.pipelined && session.info().multiStatements();
 	}
 
-	@Override
-	public void runBatch(LockSession session) {
+	/**
+	 * Runs one batch of the session's queued work (and queued claims) in one round trip,
+	 * and hands each operation taken its outcome; does nothing if nothing is queued.
+	 * @param session the session, held by the caller
+	 */
+	void runBatch(LockSession session) {
 		Batch batch = take(session);
 		if (batch.isEmpty()) {
 			return;
@@ -116,8 +134,74 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		runBatch(session);
 	}
 
+	/**
+	 * Runs one operation of the calling thread on its own, with the session's queued
+	 * unlocks, and hands it its outcome; a claim whose session died under it is left
+	 * queued for the caller to run again elsewhere. Requires the session's run lock.
+	 * @param session the session, held by the caller
+	 * @param operation the operation, queued nowhere
+	 */
+	void runAlone(LockSession session, Operation operation) {
+		Batch batch = new Batch(false);
+		if (operation.start()) {
+			batch.add(operation);
+		}
+		batch.unlocks.addAll(takeUnlocks(session));
+		if (batch.isEmpty()) {
+			return;
+		}
+		try {
+			run(session, batch);
+		}
+		catch (RuntimeException | Error ex) {
+			failUnsettled(session, batch, ex);
+			throw ex;
+		}
+	}
+
+	/**
+	 * Stops taking work: queued claims fail, queued completes and releases answer that
+	 * their claim is lost; then every session that is let go within the timeout is
+	 * discarded, and with it its claims and queued unlocks.
+	 */
+	void close() {
+		this.pool.close();
+		Operation operation;
+		while ((operation = this.pool.claims().poll()) != null) {
+			if (operation.start()) {
+				operation.fail(new LockingStoreException("The idempotency store is closed"));
+			}
+		}
+		for (LockSession session : this.pool.sessions()) {
+			for (Queue<Operation> queue : List.of(session.completes(), session.releases())) {
+				while ((operation = queue.poll()) != null) {
+					if (operation.start()) {
+						finished(operation, false);
+					}
+				}
+			}
+		}
+		for (LockSession session : this.pool.sessions()) {
+			try {
+				if (session.tryRun(this.timeoutNanos)) {
+					try {
+						this.pool.discard(session);
+						session.unlocks().clear(this.guard);
+					}
+					finally {
+						session.endRun();
+					}
+				}
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return;
+			}
+		}
+	}
+
 	private Batch take(LockSession session) {
-		Batch batch = new Batch();
+		Batch batch = new Batch(true);
 		long bytes = 0;
 		Queue<Operation> completes = session.completes();
 		Operation operation;
@@ -135,7 +219,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		}
 		takeAll(session.releases(), batch.releases, MAX_UNLOCKS);
 		batch.unlocks.addAll(takeUnlocks(session));
-		takeAll(pool().claims(), batch.claims, MAX_CLAIMS);
+		takeAll(this.pool.claims(), batch.claims, MAX_CLAIMS);
 		return batch;
 	}
 
@@ -144,7 +228,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 	 * their locks is shared with another claim on it (its counts cannot be told apart).
 	 */
 	private List<Holder> takeUnlocks(LockSession session) {
-		List<Holder> unlocks = session.unlocks().take(session, this.guard, MAX_UNLOCKS);
+		List<Holder> unlocks = session.unlocks().take(session.generation(), this.guard, MAX_UNLOCKS);
 		if (unlocks == null) {
 			lost(session, "closed to free a queued unlock whose lock collides with another claim's", null);
 			return List.of();
@@ -162,7 +246,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 	}
 
 	private void run(LockSession session, Batch batch) {
-		if (pool().isClosed()) {
+		if (this.pool.isClosed()) {
 			closed(batch);
 			return;
 		}
@@ -183,7 +267,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		}
 		if (!session.isOpen() && !batch.claims.isEmpty()) {
 			try {
-				opened = pool().openIfNeeded(session);
+				opened = this.pool.openIfNeeded(session);
 			}
 			catch (LockingStoreException ex) {
 				for (Operation claim : batch.claims) {
@@ -202,9 +286,17 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		if (session.isOpen() && holder.generation() == session.generation()) {
 			return false;
 		}
-		this.guard.forget(holder);
-		operation.succeed(false, null);
+		finished(operation, false);
 		return true;
+	}
+
+	/**
+	 * Ends a complete or release: its claim leaves the guard first, so that its waiter,
+	 * once woken, finds the key free in this JVM.
+	 */
+	private void finished(Operation operation, boolean succeeded) {
+		this.guard.forget(operation.holder);
+		operation.succeed(succeeded, null);
 	}
 
 	private void closed(Batch batch) {
@@ -213,8 +305,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 			claim.fail(closed);
 		}
 		for (Operation operation : batch.finishing()) {
-			this.guard.forget(operation.holder);
-			operation.succeed(false, null);
+			finished(operation, false);
 		}
 		batch.unlocks.forEach(this.guard::forget);
 	}
@@ -231,7 +322,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		List<Lock> claims = new ArrayList<>(batch.claims.size());
 		for (Operation claim : batch.claims) {
 			Object lock = this.dialect.lockOf(info, claim.holder.key);
-			claim.holder.attach(session, generation, lock);
+			this.guard.sent(claim.holder, session.index(), generation, lock);
 			claims.add(new Lock(claim.holder.key, lock));
 		}
 		List<Object> unlocks = new ArrayList<>(batch.releases.size() + batch.unlocks.size());
@@ -250,7 +341,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		BatchSql sql = this.dialect.batch(info, claims, unlocks, stores);
 		BatchAnswer answer;
 		try {
-			answer = sql.read(SqlPipeline.run(session.connection(), info.multiStatements(), 0, sql.statements()));
+			answer = sql.read(sql.script().run(session.connection(), together(session), 0));
 		}
 		catch (SQLException | RuntimeException ex) {
 			recover(session, batch, ex, opened, rerun);
@@ -273,8 +364,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 			if (answer.stored()[i] && !answer.storeUnlocked()[i]) {
 				logger.warn("An idempotency lock was not held by its lock session when its response was stored");
 			}
-			this.guard.forget(complete.holder);
-			complete.succeed(answer.stored()[i], null);
+			finished(complete, answer.stored()[i]);
 		}
 		for (int i = 0; i < batch.releases.size(); i++) {
 			Operation release = batch.releases.get(i);
@@ -282,8 +372,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 			if (!released) {
 				logger.warn("An idempotency lock was not held by its lock session when released");
 			}
-			this.guard.forget(release.holder);
-			release.succeed(released, null);
+			finished(release, released);
 		}
 		session.unlocks().ran(batch.unlocks, this.guard);
 		boolean giveBack = false;
@@ -295,12 +384,12 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 				if (record != null) {
 					// the owner completed between the two statements: give back the
 					// lock just taken, right after this batch
-					claim.holder.unlocking();
+					this.guard.unlocking(claim.holder);
 					session.unlocks().add(claim.holder);
 					giveBack = true;
 				}
 				else {
-					claim.holder.hold();
+					this.guard.held(claim.holder);
 				}
 			}
 			claim.succeed(Boolean.TRUE.equals(locked) && record == null, record);
@@ -312,7 +401,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 
 	/** Runs the session's queued unlocks now, in a round trip of their own. */
 	private void runUnlocks(LockSession session) {
-		Batch batch = new Batch();
+		Batch batch = new Batch(false);
 		batch.unlocks.addAll(takeUnlocks(session));
 		if (!batch.isEmpty()) {
 			try {
@@ -354,7 +443,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 			died(session, batch, failure, opened, "closed to settle a failed batch whose locks collide");
 			return;
 		}
-		Batch again = new Batch();
+		Batch again = new Batch(batch.shared);
 		Recovery recovery = new Recovery();
 		for (int i = 0; i < batch.completes.size(); i++) {
 			Operation complete = batch.completes.get(i);
@@ -371,8 +460,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 				recovery.stored.add(complete);
 			}
 			else if (held == Held.NOT_HELD) {
-				this.guard.forget(complete.holder);
-				complete.succeed(false, null);
+				finished(complete, false);
 			}
 			else if (rerun) {
 				if (held == Held.HELD_SPENT) {
@@ -389,8 +477,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		for (int i = 0; i < batch.releases.size(); i++) {
 			Operation release = batch.releases.get(i);
 			if (facts.releases[i] == Held.NOT_HELD) {
-				this.guard.forget(release.holder);
-				release.succeed(true, null);
+				finished(release, true);
 			}
 			else if (rerun) {
 				again.releases.add(release);
@@ -444,7 +531,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		}
 		failAll(session, recovery.failed, failure);
 		for (Operation operation : again.all()) {
-			Batch one = new Batch();
+			Batch one = new Batch(again.shared);
 			one.add(operation);
 			if (session.isOpen()) {
 				execute(session, one, false, false);
@@ -492,7 +579,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 			this.guard.forget(holder);
 			return;
 		}
-		holder.unlocking();
+		this.guard.unlocking(holder);
 		session.unlocks().add(holder);
 	}
 
@@ -503,7 +590,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 	 */
 	private @Nullable Facts facts(LockSession session, Batch batch) throws SQLException {
 		SessionInfo info = session.info();
-		SqlPipeline.run(session.connection(), info.multiStatements(), 0, this.dialect.rollback());
+		SqlPipeline.run(session.connection(), together(session), 0, this.dialect.rollback());
 		List<Object> locks = new ArrayList<>();
 		List<Holder> holders = new ArrayList<>();
 		batch.completes.forEach((operation) -> holders.add(operation.holder));
@@ -516,30 +603,28 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 			}
 			locks.add(lockOf(holder));
 		}
-		List<Sql> statements = new ArrayList<>(2);
-		statements.add(this.dialect.heldLocks(info, locks));
+		Script script = new Script().add(HELD, this.dialect.heldLocks(info, locks));
 		List<String> keys = new ArrayList<>();
 		batch.completes.forEach((operation) -> keys.add(operation.holder.key));
 		if (!keys.isEmpty()) {
-			statements.add(this.dialect.records(keys));
+			script.add(RECORDS, this.dialect.records(keys));
 		}
-		List<Result> results = SqlPipeline.run(session.connection(), info.multiStatements(), 0, statements);
-		Held[] held = this.dialect.readHeldLocks(results.get(0), locks);
+		Answers answers = script.run(session.connection(), together(session), 0);
+		Map<Object, Held> held = this.dialect.readHeldLocks(answers.one(HELD), locks);
 		Map<String, StoredRecord> records = keys.isEmpty() ? Collections.emptyMap()
-				: this.dialect.readRecords(results.get(1));
-		int next = 0;
+				: this.dialect.readRecords(answers.one(RECORDS));
 		Facts facts = new Facts(batch, records);
 		for (int i = 0; i < batch.completes.size(); i++) {
-			facts.completes[i] = held[next++];
+			facts.completes[i] = held.get(lockOf(batch.completes.get(i).holder));
 		}
 		for (int i = 0; i < batch.releases.size(); i++) {
-			facts.releases[i] = held[next++];
+			facts.releases[i] = held.get(lockOf(batch.releases.get(i).holder));
 		}
 		for (int i = 0; i < batch.unlocks.size(); i++) {
-			facts.unlocks[i] = held[next++];
+			facts.unlocks[i] = held.get(lockOf(batch.unlocks.get(i)));
 		}
 		for (int i = 0; i < batch.claims.size(); i++) {
-			facts.claims[i] = held[next++];
+			facts.claims[i] = held.get(lockOf(batch.claims.get(i).holder));
 		}
 		return facts;
 	}
@@ -561,7 +646,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		}
 		try {
 			if (!statements.isEmpty()) {
-				SqlPipeline.run(session.connection(), session.info().multiStatements(), 0, statements);
+				SqlPipeline.run(session.connection(), together(session), 0, statements);
 			}
 			recovery.forget.forEach(this.guard::forget);
 			return true;
@@ -617,8 +702,9 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 
 	/**
 	 * The session died: every claim on it is lost. Claims of the batch go back to the
-	 * queue once, for a new connection, unless this batch opened the one that died or
-	 * their callers no longer wait.
+	 * queue once, for a new connection, unless this batch opened the one that died, their
+	 * callers no longer wait, or they are no longer claiming (a lock they took was queued
+	 * for unlocking, and they left the guard with the session).
 	 */
 	private void died(LockSession session, Batch batch, Exception failure, boolean opened, String reason) {
 		if (session.isOpen()) {
@@ -628,12 +714,16 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 			if (claim.isDone()) {
 				continue;
 			}
-			if (!opened && claim.retries() == 0 && claim.isAwaited()) {
+			if (!opened && claim.retries() == 0 && claim.isAwaited() && claim.holder.isClaiming()) {
 				// a connection that died while idle: once more on a new one (not when the
 				// connection stopped answering until its caller's time was up: opening
-				// another would only keep the caller waiting longer)
+				// another would only keep the caller waiting longer; nor when the claim's
+				// lock was queued for unlocking and its holder left the guard with the
+				// session: a lock taken for it now could never be given back)
 				claim.requeue();
-				pool().claims().add(claim);
+				if (batch.shared) {
+					this.pool.claims().add(claim);
+				}
 			}
 			else {
 				claim.fail(new LockingStoreException("Idempotency lock session failed", failure));
@@ -641,8 +731,7 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		}
 		for (Operation operation : batch.finishing()) {
 			if (!operation.isDone()) {
-				this.guard.forget(operation.holder);
-				operation.succeed(false, null);
+				finished(operation, false);
 			}
 		}
 		batch.unlocks.forEach(this.guard::forget);
@@ -698,9 +787,9 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 	 * @param cause what went wrong, if anything
 	 */
 	void lost(LockSession session, String reason, @Nullable Throwable cause) {
-		long generation = pool().discard(session);
+		long generation = this.pool.discard(session);
 		session.unlocks().clear(this.guard);
-		long claims = this.guard.heldOn(session, generation);
+		long claims = this.guard.heldOn(session.index(), generation);
 		if (claims > 0) {
 			logger.warn("Idempotency " + session + " " + reason + "; the " + claims
 					+ " claim(s) it held are lost (their responses will not be stored)", cause);
@@ -716,6 +805,12 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 	 */
 	private static final class Batch {
 
+		/**
+		 * Whether its claims came from the shared queue, where one whose session died
+		 * goes back; else its caller runs it again.
+		 */
+		final boolean shared;
+
 		final List<Operation> completes = new ArrayList<>();
 
 		final List<Operation> releases = new ArrayList<>();
@@ -723,6 +818,10 @@ final class BatchRunner implements LockSessionPool.SessionWork {
 		final List<Holder> unlocks = new ArrayList<>();
 
 		final List<Operation> claims = new ArrayList<>();
+
+		Batch(boolean shared) {
+			this.shared = shared;
+		}
 
 		boolean isEmpty() {
 			return this.completes.isEmpty() && this.releases.isEmpty() && this.unlocks.isEmpty()

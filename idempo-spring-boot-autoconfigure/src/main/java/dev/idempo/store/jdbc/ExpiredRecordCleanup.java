@@ -3,7 +3,6 @@ package dev.idempo.store.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 
 import javax.sql.DataSource;
 
@@ -36,15 +35,11 @@ final class ExpiredRecordCleanup implements Runnable {
 
 	private final LockSessionPool pool;
 
-	private final BooleanSupplier closed;
-
-	ExpiredRecordCleanup(DataSource dataSource, JdbcDialect dialect, JdbcStoreSettings settings, LockSessionPool pool,
-			BooleanSupplier closed) {
+	ExpiredRecordCleanup(DataSource dataSource, JdbcDialect dialect, JdbcStoreSettings settings, LockSessionPool pool) {
 		this.dataSource = dataSource;
 		this.dialect = dialect;
 		this.settings = settings;
 		this.pool = pool;
-		this.closed = closed;
 	}
 
 	/**
@@ -58,7 +53,7 @@ final class ExpiredRecordCleanup implements Runnable {
 			connection.setAutoCommit(true);
 			this.pool.setNetworkTimeout(connection);
 			connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-			for (int batch = 0; batch < MAX_BATCHES && !this.closed.getAsBoolean(); batch++) {
+			for (int batch = 0; batch < MAX_BATCHES && !this.pool.isClosed(); batch++) {
 				int deleted = deleteRetryingDeadlock(connection);
 				total += deleted;
 				if (deleted < this.settings.cleanupBatchSize()) {
@@ -117,7 +112,7 @@ final class ExpiredRecordCleanup implements Runnable {
 			}
 		}
 		catch (RuntimeException ex) {
-			if (!this.closed.getAsBoolean()) {
+			if (!this.pool.isClosed()) {
 				logger.warn("Could not delete expired idempotency records from " + this.settings.tableName()
 						+ "; retrying in " + this.settings.cleanupInterval(), ex);
 			}

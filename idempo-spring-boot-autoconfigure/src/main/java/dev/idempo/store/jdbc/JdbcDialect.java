@@ -11,7 +11,9 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.store.StoredRecord;
+import dev.idempo.store.jdbc.SqlPipeline.Answers;
 import dev.idempo.store.jdbc.SqlPipeline.Result;
+import dev.idempo.store.jdbc.SqlPipeline.Script;
 import dev.idempo.store.jdbc.SqlPipeline.Sql;
 
 /**
@@ -25,7 +27,26 @@ import dev.idempo.store.jdbc.SqlPipeline.Sql;
  *
  * @author idempo
  */
-abstract sealed class JdbcDialect permits PostgresDialect, MySqlDialect {
+abstract class JdbcDialect {
+
+	/** The step of a batch that takes the locks of its claims. */
+	static final String CLAIM_LOCK = "claim-lock";
+
+	/** The step of a batch that reads the records of its claims, after the locks. */
+	static final String CLAIM_READ = "claim-read";
+
+	/** The step of a batch that frees its releases' and queued unlocks' locks. */
+	static final String UNLOCK = "unlock";
+
+	/** The steps of a batch that store its completes' records, in one transaction. */
+	static final String BEGIN = "begin";
+
+	static final String STORE = "store";
+
+	static final String COMMIT = "commit";
+
+	/** The step of a batch that frees its completes' locks after the commit. */
+	static final String STORE_UNLOCK = "store-unlock";
 
 	/**
 	 * The store name, the {@code store} tag of metrics.
@@ -87,10 +108,10 @@ abstract sealed class JdbcDialect permits PostgresDialect, MySqlDialect {
 	 * Reads what {@link #heldLocks} answered.
 	 * @param result its result
 	 * @param locks the locks asked about
-	 * @return per lock, in order, what this session holds of it
+	 * @return per lock asked about, what this session holds of it
 	 * @throws SQLException if the answer is unreadable
 	 */
-	abstract Held[] readHeldLocks(Result result, List<Object> locks) throws SQLException;
+	abstract Map<Object, Held> readHeldLocks(Result result, List<Object> locks) throws SQLException;
 
 	/**
 	 * The statements that give back to locks this session holds their store condition
@@ -174,6 +195,63 @@ abstract sealed class JdbcDialect permits PostgresDialect, MySqlDialect {
 	abstract Sql deleteRecord(String key);
 
 	/**
+	 * For transactional mode: the name of the key's lock where it belongs to the session
+	 * rather than to the transaction, so that the caller can arrange for its release
+	 * before it is taken.
+	 * @param connection the transaction's connection
+	 * @param key the storage key
+	 * @return the lock name, or {@code null} where the lock ends with the transaction
+	 * @throws SQLException if the connection cannot say its database
+	 */
+	abstract @Nullable String transactionLockName(Connection connection, String key) throws SQLException;
+
+	/**
+	 * For transactional mode: takes the key's lock without waiting on the caller's
+	 * transaction connection, then reads its unexpired record in a statement of its own
+	 * (so that it sees everything committed before the lock was granted).
+	 * @param connection the transaction's connection
+	 * @param key the storage key
+	 * @param lockName {@link #transactionLockName}
+	 * @param timeoutSeconds the statement timeout, 0 for none
+	 * @return the outcome
+	 * @throws SQLException if a statement fails
+	 */
+	abstract TransactionClaim claimInTransaction(Connection connection, String key, @Nullable String lockName,
+			int timeoutSeconds) throws SQLException;
+
+	/**
+	 * For transactional mode: the statement that inserts the key's record (replacing an
+	 * expired one) in the caller's transaction.
+	 * @param key the storage key
+	 * @param record the record
+	 * @param ttlMicros its time to live in microseconds
+	 * @return the statement
+	 */
+	abstract Sql insertInTransaction(String key, StoredRecord record, long ttlMicros);
+
+	/**
+	 * For transactional mode: the statement that gives back a lock of the session once
+	 * its transaction has ended.
+	 * @param lockName {@link #transactionLockName}
+	 * @return the statement, or {@code null} where the lock ended with the transaction
+	 */
+	abstract @Nullable Sql unlockAfterTransaction(String lockName);
+
+	static @Nullable StoredRecord firstRecord(Result result) throws SQLException {
+		@Nullable Object[] row = result.firstRow();
+		return (row != null) ? record(row[0], row[1]) : null;
+	}
+
+	static String currentDatabase(Connection connection) throws SQLException {
+		String database = connection.getCatalog();
+		if (database == null) {
+			// MySQL Connector/J with databaseTerm=SCHEMA
+			database = connection.getSchema();
+		}
+		return (database != null) ? database : "";
+	}
+
+	/**
 	 * Whether {@code ex} says the transaction was chosen as a deadlock victim (or failed
 	 * to serialise) and was rolled back, so that running it again may succeed.
 	 * @param ex the failure
@@ -234,6 +312,18 @@ abstract sealed class JdbcDialect permits PostgresDialect, MySqlDialect {
 	}
 
 	/**
+	 * What a transactional mode claim found.
+	 *
+	 * @param locked whether the lock was taken
+	 * @param record the key's unexpired record, if locked and there is one
+	 * @param snapshotFollowsLock whether the read saw everything committed before the
+	 * lock was granted
+	 */
+	record TransactionClaim(boolean locked, @Nullable StoredRecord record, boolean snapshotFollowsLock) {
+
+	}
+
+	/**
 	 * A claim in a batch.
 	 *
 	 * @param key the storage key
@@ -279,15 +369,19 @@ abstract sealed class JdbcDialect permits PostgresDialect, MySqlDialect {
 	 */
 	interface BatchSql {
 
-		List<Sql> statements();
+		/**
+		 * The statements, each under its step's name ({@link #CLAIM_LOCK} and so on).
+		 * @return the statements
+		 */
+		Script script();
 
 		/**
-		 * Reads the answers.
-		 * @param results one result per statement
+		 * Reads the answers, by step name.
+		 * @param answers what the statements answered
 		 * @return the answers
 		 * @throws SQLException if an answer is unreadable
 		 */
-		BatchAnswer read(List<Result> results) throws SQLException;
+		BatchAnswer read(Answers answers) throws SQLException;
 
 	}
 

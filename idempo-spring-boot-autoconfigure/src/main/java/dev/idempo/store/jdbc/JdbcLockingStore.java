@@ -8,7 +8,6 @@ import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
@@ -62,9 +61,11 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 
 	private final KeyGuard guard = new KeyGuard();
 
+	private final LockSessionPool pool;
+
 	private final BatchRunner runner;
 
-	private final LockSessionPool pool;
+	private final SessionScheduler scheduler;
 
 	private final ExpiredRecordCleanup cleanup;
 
@@ -87,11 +88,11 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			return thread;
 		});
 		this.maintenance.setRemoveOnCancelPolicy(true);
-		this.runner = new BatchRunner(dialect, this.guard);
-		this.pool = new LockSessionPool(dataSource, dialect, settings, this.maintenance, this.runner,
-				this::scheduleDrain);
-		this.runner.setPool(this.pool);
-		this.cleanup = new ExpiredRecordCleanup(dataSource, dialect, settings, this.pool, () -> this.closed);
+		this.pool = new LockSessionPool(dataSource, dialect, settings, this.maintenance);
+		this.runner = new BatchRunner(dialect, this.guard, this.pool, settings, settings.batching());
+		this.scheduler = settings.batching() ? new BatchScheduler(this.pool, this.runner, this.maintenance, settings)
+				: new PlainScheduler(this.pool, this.runner, this.maintenance, settings);
+		this.cleanup = new ExpiredRecordCleanup(dataSource, dialect, settings, this.pool);
 		long check = settings.sessionCheckInterval().toMillis();
 		long cleanup = settings.cleanupInterval().toMillis();
 		this.maintenance.scheduleWithFixedDelay(this::checkSessions, check, check, TimeUnit.MILLISECONDS);
@@ -148,16 +149,6 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 
 	// ---- LockingStore
 
-	/**
-	 * {@inheritDoc}
-	 * <p>
-	 * Runs in the next batch of whichever lock session is free first (one round trip,
-	 * shared with the other operations of that batch), waiting up to
-	 * {@link JdbcStoreSettings#timeout()} for it to start. A duplicate of a request of
-	 * this JVM that is itself being claimed or completed waits for that round trip
-	 * instead of answering "in progress" early. {@code lockTtl} is ignored: the lock
-	 * lives as long as its session.
-	 */
 	/**
 	 * Checks, for health endpoints, that the database answers where lock sessions come
 	 * from (a connection of its own, outside the application's pool, as lock sessions
@@ -227,6 +218,16 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		}
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Runs in the next batch of whichever lock session is free first (one round trip,
+	 * shared with the other operations of that batch), waiting up to
+	 * {@link JdbcStoreSettings#timeout()} for it to start. A duplicate of a request of
+	 * this JVM that is itself being claimed or completed waits for that round trip
+	 * instead of answering "in progress" early. {@code lockTtl} is ignored: the lock
+	 * lives as long as its session.
+	 */
 	@Override
 	public ClaimResult claim(String key, Duration lockTtl) {
 		checkKey(key);
@@ -241,7 +242,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		ClaimResult result = null;
 		try {
 			Operation claim = Operation.claim(mine, deadline);
-			if (!this.pool.runClaim(claim, deadline)) {
+			if (!this.scheduler.runClaim(claim, deadline)) {
 				throw busy();
 			}
 			Throwable failure = claim.failure();
@@ -296,7 +297,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			return false;
 		}
 		Operation complete = Operation.complete(holder, record, ttl.toNanos() / 1000);
-		if (!this.pool.runOn(holder.session(), complete, finishingDeadline())) {
+		if (!this.scheduler.runOn(sessionOf(holder), complete, finishingDeadline())) {
 			unlockLater(holder);
 			throw busy();
 		}
@@ -327,7 +328,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			return false;
 		}
 		Operation release = Operation.release(holder);
-		if (!this.pool.runOn(holder.session(), release, finishingDeadline())) {
+		if (!this.scheduler.runOn(sessionOf(holder), release, finishingDeadline())) {
 			// runs before the session's next statement
 			unlockLater(holder);
 			return true;
@@ -379,10 +380,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		}
 		this.closed = true;
 		this.maintenance.shutdownNow();
-		this.pool.close((operation) -> {
-			this.guard.forget(operation.holder);
-			operation.succeed(false, null);
-		}, (session) -> session.unlocks().clear(this.guard));
+		this.scheduler.close();
 	}
 
 	// ---- helpers
@@ -412,8 +410,14 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	}
 
 	private boolean isLive(Holder holder) {
-		LockSession session = holder.sessionOrNull();
-		return session != null && holder.generation() != 0 && session.generation() == holder.generation();
+		int session = holder.session();
+		return session >= 0 && holder.generation() != 0 && this.pool.get(session).generation() == holder.generation();
+	}
+
+	private LockSession sessionOf(Holder holder) {
+		int session = holder.session();
+		Assert.state(session >= 0, "Claim holds no session");
+		return this.pool.get(session);
 	}
 
 	/**
@@ -425,61 +429,10 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			this.guard.forget(holder);
 			return;
 		}
-		LockSession session = holder.session();
-		holder.unlocking();
+		LockSession session = sessionOf(holder);
+		this.guard.unlocking(holder);
 		session.unlocks().add(holder);
-		scheduleDrain(session);
-	}
-
-	/**
-	 * Has the maintenance thread run the session's queued unlocks as soon as it is free,
-	 * in case no request takes it first.
-	 */
-	private void scheduleDrain(LockSession session) {
-		UnlockQueue unlocks = session.unlocks();
-		if (this.closed || !unlocks.scheduleDrain()) {
-			return;
-		}
-		try {
-			this.maintenance.execute(() -> {
-				unlocks.drainStarted();
-				if (unlocks.isEmpty()) {
-					return;
-				}
-				runMaintenance(session, this.settings.timeout().toNanos(), this.runner::drain);
-				// else the session check retries
-			});
-		}
-		catch (RejectedExecutionException ex) {
-			unlocks.drainStarted();
-		}
-	}
-
-	/**
-	 * Runs {@code task} on a session once it is free, waiting up to {@code timeoutNanos},
-	 * then hands the session on.
-	 */
-	private void runMaintenance(LockSession session, long timeoutNanos, SessionTask task) {
-		try {
-			if (!session.tryRun(timeoutNanos)) {
-				return;
-			}
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			return;
-		}
-		try {
-			task.run(session);
-		}
-		catch (Throwable ex) {
-			// an Error must not cancel the scheduled session check for good
-			logger.warn("Could not maintain idempotency " + session, ex);
-		}
-		finally {
-			session.endRun();
-			this.pool.handOff(session);
-		}
+		this.scheduler.scheduleDrain(session);
 	}
 
 	// ---- maintenance
@@ -491,7 +444,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			}
 			// a busy session proves or disproves itself with its own statements
 			if (session.isOpen()) {
-				runMaintenance(session, 0, (checked) -> {
+				this.scheduler.runMaintenance(session, 0, (checked) -> {
 					this.runner.drain(checked);
 					if (checked.isOpen()) {
 						ping(checked);
@@ -562,7 +515,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		}
 		finally {
 			session.endRun();
-			this.pool.handOff(session);
+			this.scheduler.handOff(session);
 		}
 	}
 
@@ -575,7 +528,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		Assert.state(session.tryRun(), "Session busy");
 		return () -> {
 			session.endRun();
-			this.pool.handOff(session);
+			this.scheduler.handOff(session);
 		};
 	}
 
@@ -587,15 +540,6 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	interface SessionAction<T> {
 
 		@Nullable T run(Connection connection) throws SQLException;
-
-	}
-
-	/**
-	 * Maintenance work on a session held by the maintenance thread.
-	 */
-	private interface SessionTask {
-
-		void run(LockSession session);
 
 	}
 

@@ -11,9 +11,9 @@ import org.springframework.util.Assert;
 
 /**
  * The shipped schema scripts, {@code schema-postgresql.sql} and {@code schema-mysql.sql}
- * beside this class. They are written for the default table
- * {@value JdbcStoreSettings#DEFAULT_TABLE_NAME} and are idempotent
- * ({@code CREATE ... IF NOT EXISTS}); {@link #render} adapts them to another table name.
+ * beside this class. They are written for the default table {@value #DEFAULT_TABLE_NAME}
+ * and are idempotent ({@code CREATE ... IF NOT EXISTS}); {@link #render} adapts them to
+ * another table name.
  *
  * @author idempo
  */
@@ -31,13 +31,16 @@ public final class JdbcStoreSchema {
 	 */
 	public static final String PLATFORM_LOCATION = "classpath:dev/idempo/store/jdbc/schema-@@platform@@.sql";
 
-	private static final String DEFAULT_INDEX_NAME = JdbcStoreSettings.DEFAULT_TABLE_NAME + "_expires_at_idx";
+	/** The table name written in the shipped schema scripts. */
+	static final String DEFAULT_TABLE_NAME = "idempo_responses";
+
+	private static final String DEFAULT_INDEX_NAME = DEFAULT_TABLE_NAME + "_expires_at_idx";
 
 	private static final int MAX_NAME_LENGTH = 48;
 
 	/** The default index and table names as whole identifiers, the longer first. */
 	private static final Pattern DEFAULT_NAMES = Pattern
-		.compile("\\b(?:" + DEFAULT_INDEX_NAME + "|" + JdbcStoreSettings.DEFAULT_TABLE_NAME + ")\\b");
+		.compile("\\b(?:" + DEFAULT_INDEX_NAME + "|" + DEFAULT_TABLE_NAME + ")\\b");
 
 	private static final Pattern TABLE_NAME = Pattern
 		.compile("([A-Za-z_][A-Za-z0-9_]{0,62}\\.)?[A-Za-z_][A-Za-z0-9_]{0," + (MAX_NAME_LENGTH - 1) + "}");

@@ -24,13 +24,16 @@ import org.springframework.util.Assert;
  * answer at all before its driver gives it up as dead, and its claims with it; also what
  * bounds a request whose lock session stops answering. {@code null} for the default,
  * twice the timeout in whole seconds and at least 10 seconds
+ * @param batching whether the operations of concurrent requests are combined into batches
+ * of one round trip each (the default), rather than each run alone, one statement per
+ * round trip
  * @author idempo
  */
 public record JdbcStoreSettings(String tableName, int lockSessions, Duration timeout, Duration sessionCheckInterval,
-		Duration cleanupInterval, int cleanupBatchSize, Duration networkTimeout) {
+		Duration cleanupInterval, int cleanupBatchSize, Duration networkTimeout, boolean batching) {
 
 	/** The default table name, also the one written in the shipped schema scripts. */
-	public static final String DEFAULT_TABLE_NAME = "idempo_responses";
+	public static final String DEFAULT_TABLE_NAME = JdbcStoreSchema.DEFAULT_TABLE_NAME;
 
 	/** The least default network timeout. */
 	private static final Duration MIN_DEFAULT_NETWORK_TIMEOUT = Duration.ofSeconds(10);
@@ -52,6 +55,22 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 		Assert.isTrue(isPositive(sessionCheckInterval), "'sessionCheckInterval' must be positive");
 		Assert.isTrue(isPositive(cleanupInterval), "'cleanupInterval' must be positive");
 		Assert.isTrue(cleanupBatchSize > 0, "'cleanupBatchSize' must be positive");
+	}
+
+	/**
+	 * Settings with batching.
+	 * @param tableName the table name
+	 * @param lockSessions the number of lock sessions
+	 * @param timeout the timeout
+	 * @param sessionCheckInterval the session check interval
+	 * @param cleanupInterval the cleanup interval
+	 * @param cleanupBatchSize the cleanup batch size
+	 * @param networkTimeout the network timeout, {@code null} for the default
+	 */
+	public JdbcStoreSettings(String tableName, int lockSessions, Duration timeout, Duration sessionCheckInterval,
+			Duration cleanupInterval, int cleanupBatchSize, Duration networkTimeout) {
+		this(tableName, lockSessions, timeout, sessionCheckInterval, cleanupInterval, cleanupBatchSize, networkTimeout,
+				true);
 	}
 
 	/**
@@ -85,7 +104,7 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 	 */
 	public JdbcStoreSettings withTableName(String tableName) {
 		return new JdbcStoreSettings(tableName, this.lockSessions, this.timeout, this.sessionCheckInterval,
-				this.cleanupInterval, this.cleanupBatchSize, this.networkTimeout);
+				this.cleanupInterval, this.cleanupBatchSize, this.networkTimeout, this.batching);
 	}
 
 	/**
@@ -95,7 +114,7 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 	 */
 	public JdbcStoreSettings withLockSessions(int lockSessions) {
 		return new JdbcStoreSettings(this.tableName, lockSessions, this.timeout, this.sessionCheckInterval,
-				this.cleanupInterval, this.cleanupBatchSize, this.networkTimeout);
+				this.cleanupInterval, this.cleanupBatchSize, this.networkTimeout, this.batching);
 	}
 
 	/**
@@ -107,7 +126,7 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 		// a default network timeout follows the timeout; one set explicitly stays
 		Duration network = this.networkTimeout.equals(defaultNetworkTimeout(this.timeout)) ? null : this.networkTimeout;
 		return new JdbcStoreSettings(this.tableName, this.lockSessions, timeout, this.sessionCheckInterval,
-				this.cleanupInterval, this.cleanupBatchSize, network);
+				this.cleanupInterval, this.cleanupBatchSize, network, this.batching);
 	}
 
 	/**
@@ -117,7 +136,7 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 	 */
 	public JdbcStoreSettings withSessionCheckInterval(Duration sessionCheckInterval) {
 		return new JdbcStoreSettings(this.tableName, this.lockSessions, this.timeout, sessionCheckInterval,
-				this.cleanupInterval, this.cleanupBatchSize, this.networkTimeout);
+				this.cleanupInterval, this.cleanupBatchSize, this.networkTimeout, this.batching);
 	}
 
 	/**
@@ -128,7 +147,7 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 	 */
 	public JdbcStoreSettings withCleanup(Duration cleanupInterval, int cleanupBatchSize) {
 		return new JdbcStoreSettings(this.tableName, this.lockSessions, this.timeout, this.sessionCheckInterval,
-				cleanupInterval, cleanupBatchSize, this.networkTimeout);
+				cleanupInterval, cleanupBatchSize, this.networkTimeout, this.batching);
 	}
 
 	/**
@@ -139,7 +158,17 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 	 */
 	public JdbcStoreSettings withNetworkTimeout(Duration networkTimeout) {
 		return new JdbcStoreSettings(this.tableName, this.lockSessions, this.timeout, this.sessionCheckInterval,
-				this.cleanupInterval, this.cleanupBatchSize, networkTimeout);
+				this.cleanupInterval, this.cleanupBatchSize, networkTimeout, this.batching);
+	}
+
+	/**
+	 * These settings with operations combined into batches or each run alone.
+	 * @param batching whether to combine operations into batches
+	 * @return the settings
+	 */
+	public JdbcStoreSettings withBatching(boolean batching) {
+		return new JdbcStoreSettings(this.tableName, this.lockSessions, this.timeout, this.sessionCheckInterval,
+				this.cleanupInterval, this.cleanupBatchSize, this.networkTimeout, batching);
 	}
 
 	/**

@@ -2,9 +2,11 @@ package dev.idempo.store.jdbc;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
+import java.util.function.UnaryOperator;
 
 import org.jspecify.annotations.Nullable;
 
@@ -13,19 +15,20 @@ import dev.idempo.store.Lease;
 import org.springframework.util.Assert;
 
 /**
- * The in-JVM guard of a {@link JdbcLockingStore}: which claim of this JVM owns each
- * storage key, and where its lock lives. Session-level database locks are re-entrant, so
- * two requests of one JVM that claim one key through the same lock session would both get
- * it; the guard lets only one claim per key into the database at a time.
+ * Owns the life of every claim of this JVM: which claim owns each storage key, where its
+ * lock lives, and what it is doing. Session-level database locks are re-entrant, so two
+ * requests of one JVM that claim one key through the same lock session would both get it;
+ * the guard lets only one claim per key into the database at a time.
  * <p>
- * Each {@link Holder} goes through {@code CLAIMING -> HELD -> FINISHING -> GONE}, or from
- * {@code FINISHING} (or a failed claim) to {@code UNLOCKING} while its unlock waits in
- * its session's {@link UnlockQueue}. A holder leaves the map when it is {@code GONE}; a
- * claim of the same key meanwhile waits while the holder is {@code CLAIMING} or
- * {@code FINISHING} (a round trip is under way) and is answered "in progress" while it is
- * {@code HELD} or {@code UNLOCKING}. A holder whose session's connection is gone (its
- * lock with it) is forgotten by the next claim of its key, whatever its state after
- * {@code CLAIMING}.
+ * A {@link Holder} is immutable but for one atomic {@link Phase}, and only the guard's
+ * transition methods change it: {@link #enter} ({@code CLAIMING}), {@link #sent} (where
+ * the lock is being taken), {@link #held} ({@code HELD}), {@link #finishing}
+ * ({@code FINISHING}), {@link #unlocking} ({@code UNLOCKING}: its unlock waits in its
+ * session's {@link UnlockQueue}) and {@link #forget} ({@code GONE}, for good). A claim of
+ * the same key meanwhile waits while the holder is {@code CLAIMING} or {@code FINISHING}
+ * (a round trip is under way) and is answered "in progress" while it is {@code HELD} or
+ * {@code UNLOCKING}. A holder whose session's connection is gone (its lock with it) is
+ * forgotten by the next claim of its key, whatever its state after {@code CLAIMING}.
  *
  * @author idempo
  */
@@ -57,7 +60,8 @@ final class KeyGuard {
 			if (!current.awaitSettled(deadline, isLive)) {
 				return null;
 			}
-			if (current.isLocked() || current.isFinishing()) {
+			State state = current.state();
+			if (state == State.HELD || state == State.UNLOCKING || state == State.FINISHING) {
 				if (isLive.test(current)) {
 					return null;
 				}
@@ -77,6 +81,28 @@ final class KeyGuard {
 	}
 
 	/**
+	 * The claim is being sent to a session: records where its lock is being taken; it is
+	 * still {@code CLAIMING}.
+	 * @param holder the holder
+	 * @param session the lock session's index
+	 * @param generation the session connection's generation
+	 * @param lock the database lock
+	 */
+	void sent(Holder holder, int session, long generation, Object lock) {
+		move(holder, (phase) -> (phase.state == State.CLAIMING) ? new Phase(State.CLAIMING, session, generation, lock)
+				: phase);
+	}
+
+	/**
+	 * The claim took its lock, on the session it was sent to.
+	 * @param holder the holder
+	 */
+	void held(Holder holder) {
+		Assert.state(holder.session() >= 0, "Claim holds no session");
+		move(holder, (phase) -> phase.to(State.HELD));
+	}
+
+	/**
 	 * Starts finishing (completing or releasing) the claim of {@code lease}, if it still
 	 * owns its key and holds its lock.
 	 * @param lease the lease
@@ -84,31 +110,48 @@ final class KeyGuard {
 	 */
 	@Nullable Holder finishing(Lease lease) {
 		Holder holder = this.holders.get(lease.key());
-		if (holder == null || !holder.token.equals(lease.token()) || !holder.finish()) {
+		if (holder == null || !holder.token.equals(lease.token())) {
 			return null;
 		}
-		return holder;
+		Phase before = holder.phase
+			.getAndUpdate((phase) -> (phase.state == State.HELD) ? phase.to(State.FINISHING) : phase);
+		return (before.state == State.HELD) ? holder : null;
 	}
 
 	/**
-	 * Removes {@code holder}: its key is free in this JVM.
+	 * The claim's lock may still be held, and its unlock is queued on its session: the
+	 * key stays taken until that has run.
+	 * @param holder the holder
+	 */
+	void unlocking(Holder holder) {
+		move(holder, (phase) -> phase.to(State.UNLOCKING));
+	}
+
+	/**
+	 * Removes {@code holder}: its key is free in this JVM, for good.
 	 * @param holder the holder
 	 */
 	void forget(Holder holder) {
 		this.holders.remove(holder.key, holder);
-		holder.gone();
+		move(holder, (phase) -> phase.to(State.GONE));
+	}
+
+	/** The one place where a holder's phase changes; {@code GONE} is final. */
+	private static void move(Holder holder, UnaryOperator<Phase> change) {
+		holder.phase.updateAndGet((phase) -> (phase.state == State.GONE) ? phase : change.apply(phase));
+		holder.signal();
 	}
 
 	/**
 	 * Counts the claims held on one connection of a session.
-	 * @param session the lock session
+	 * @param session the lock session's index
 	 * @param generation the connection's generation
 	 * @return how many holders hold a lock there
 	 */
-	long heldOn(LockSession session, long generation) {
+	long heldOn(int session, long generation) {
 		return this.holders.values()
 			.stream()
-			.filter((holder) -> holder.isHeld() && holder.isOn(session, generation))
+			.filter((holder) -> holder.state() == State.HELD && holder.isOn(session, generation))
 			.count();
 	}
 
@@ -120,19 +163,18 @@ final class KeyGuard {
 	 * @return whether such a claim exists
 	 */
 	boolean sharesLock(Holder mine) {
-		LockSession session = mine.sessionOrNull();
-		Object lock = mine.lock();
-		if (session == null || lock == null) {
+		Phase phase = mine.phase.get();
+		if (phase.session < 0 || phase.lock == null) {
 			return false;
 		}
-		long generation = mine.generation();
 		return this.holders.values()
 			.stream()
-			.anyMatch((holder) -> holder != mine && holder.isOn(session, generation) && lock.equals(holder.lock())
-					&& !holder.isGone());
+			.anyMatch((holder) -> holder != mine && holder.isOn(phase.session, phase.generation)
+					&& phase.lock.equals(holder.lock()) && holder.state() != State.GONE);
 	}
 
-	private enum State {
+	/** A claim's life. */
+	enum State {
 
 		/** The claim round trip is running. */
 		CLAIMING,
@@ -155,8 +197,24 @@ final class KeyGuard {
 	}
 
 	/**
-	 * The guard's entry for one key: which claim of this JVM owns it, and on which
-	 * session and connection generation its lock lives.
+	 * Where a claim is in its life, and where its lock lives once it was sent.
+	 *
+	 * @param state the state
+	 * @param session the index of the lock session, -1 until the claim was sent
+	 * @param generation the generation of that session's connection, 0 until sent
+	 * @param lock the database lock, {@code null} until sent
+	 */
+	record Phase(State state, int session, long generation, @Nullable Object lock) {
+
+		Phase to(State next) {
+			return new Phase(next, this.session, this.generation, this.lock);
+		}
+
+	}
+
+	/**
+	 * The guard's entry for one key: which claim of this JVM owns it, and its
+	 * {@link Phase}, which only the guard changes.
 	 */
 	static final class Holder {
 
@@ -167,188 +225,64 @@ final class KeyGuard {
 
 		final String token;
 
+		private final AtomicReference<Phase> phase = new AtomicReference<>(new Phase(State.CLAIMING, -1, 0, null));
+
 		/**
-		 * Guards the state; a lock rather than a monitor, so that a virtual thread that
-		 * waits for a claim to settle does not pin its carrier (JDK 21 to 23).
+		 * Only for waiting until a phase changes; a lock rather than a monitor, so that a
+		 * virtual thread that waits for a claim to settle does not pin its carrier (JDK
+		 * 21 to 23).
 		 */
 		private final ReentrantLock mutex = new ReentrantLock();
 
 		private final Condition changed = this.mutex.newCondition();
-
-		private State state = State.CLAIMING;
-
-		private @Nullable LockSession session;
-
-		private long generation;
-
-		private @Nullable Object lock;
 
 		Holder(String key, String token) {
 			this.key = key;
 			this.token = token;
 		}
 
-		LockSession session() {
-			this.mutex.lock();
-			try {
-				Assert.state(this.session != null, "Claim holds no session");
-				return this.session;
-			}
-			finally {
-				this.mutex.unlock();
-			}
+		State state() {
+			return this.phase.get().state;
 		}
 
-		@Nullable LockSession sessionOrNull() {
-			this.mutex.lock();
-			try {
-				return this.session;
-			}
-			finally {
-				this.mutex.unlock();
-			}
+		/** The index of the lock session of the claim's lock, -1 until it was sent. */
+		int session() {
+			return this.phase.get().session;
 		}
 
 		long generation() {
-			this.mutex.lock();
-			try {
-				return this.generation;
-			}
-			finally {
-				this.mutex.unlock();
-			}
+			return this.phase.get().generation;
 		}
 
 		/** The database lock, once the claim was sent to a session. */
 		@Nullable Object lock() {
-			this.mutex.lock();
-			try {
-				return this.lock;
-			}
-			finally {
-				this.mutex.unlock();
-			}
+			return this.phase.get().lock;
 		}
 
-		boolean isOn(LockSession session, long generation) {
-			this.mutex.lock();
-			try {
-				return this.session == session && this.generation == generation;
-			}
-			finally {
-				this.mutex.unlock();
-			}
+		boolean isOn(int session, long generation) {
+			Phase phase = this.phase.get();
+			return phase.session == session && phase.generation == generation;
 		}
 
 		boolean isGone() {
-			this.mutex.lock();
-			try {
-				return this.state == State.GONE;
-			}
-			finally {
-				this.mutex.unlock();
-			}
+			return state() == State.GONE;
+		}
+
+		boolean isClaiming() {
+			return state() == State.CLAIMING;
 		}
 
 		boolean isHeld() {
-			this.mutex.lock();
-			try {
-				return this.state == State.HELD;
-			}
-			finally {
-				this.mutex.unlock();
-			}
-		}
-
-		/** Whether the lock is, or may still be, held on its session. */
-		boolean isLocked() {
-			this.mutex.lock();
-			try {
-				return this.state == State.HELD || this.state == State.UNLOCKING;
-			}
-			finally {
-				this.mutex.unlock();
-			}
-		}
-
-		boolean isFinishing() {
-			this.mutex.lock();
-			try {
-				return this.state == State.FINISHING;
-			}
-			finally {
-				this.mutex.unlock();
-			}
+			return state() == State.HELD;
 		}
 
 		boolean isUnlocking() {
-			this.mutex.lock();
-			try {
-				return this.state == State.UNLOCKING;
-			}
-			finally {
-				this.mutex.unlock();
-			}
+			return state() == State.UNLOCKING;
 		}
 
-		/**
-		 * Records where the claim's lock is being taken; the claim is still
-		 * {@code CLAIMING}.
-		 */
-		void attach(LockSession session, long generation, Object lock) {
+		private void signal() {
 			this.mutex.lock();
 			try {
-				this.session = session;
-				this.generation = generation;
-				this.lock = lock;
-			}
-			finally {
-				this.mutex.unlock();
-			}
-		}
-
-		/** The claim took its lock, on the session it is attached to. */
-		void hold() {
-			this.mutex.lock();
-			try {
-				Assert.state(this.session != null, "Claim holds no session");
-				this.state = State.HELD;
-				this.changed.signalAll();
-			}
-			finally {
-				this.mutex.unlock();
-			}
-		}
-
-		boolean finish() {
-			this.mutex.lock();
-			try {
-				if (this.state != State.HELD) {
-					return false;
-				}
-				this.state = State.FINISHING;
-				return true;
-			}
-			finally {
-				this.mutex.unlock();
-			}
-		}
-
-		void unlocking() {
-			this.mutex.lock();
-			try {
-				this.state = State.UNLOCKING;
-				this.changed.signalAll();
-			}
-			finally {
-				this.mutex.unlock();
-			}
-		}
-
-		void gone() {
-			this.mutex.lock();
-			try {
-				this.state = State.GONE;
 				this.changed.signalAll();
 			}
 			finally {
@@ -368,8 +302,9 @@ final class KeyGuard {
 		boolean awaitSettled(long deadline, Predicate<Holder> isLive) {
 			this.mutex.lock();
 			try {
-				while (this.state == State.CLAIMING || this.state == State.FINISHING) {
-					if (this.state == State.FINISHING && !isLive.test(this)) {
+				State state;
+				while ((state = state()) == State.CLAIMING || state == State.FINISHING) {
+					if (state == State.FINISHING && !isLive.test(this)) {
 						return true;
 					}
 					long millis = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());

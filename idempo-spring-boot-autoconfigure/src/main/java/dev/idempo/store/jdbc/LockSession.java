@@ -114,6 +114,15 @@ final class LockSession {
 		return this.runLock.isLocked();
 	}
 
+	/**
+	 * Whether a thread waits for this session's run lock (a complete or release of a
+	 * claim on it, or maintenance).
+	 * @return whether some thread waits for it
+	 */
+	boolean isWanted() {
+		return this.runLock.hasQueuedThreads();
+	}
+
 	boolean tryRun() {
 		return this.runLock.tryLock();
 	}
@@ -123,8 +132,7 @@ final class LockSession {
 	}
 
 	/**
-	 * Lets go of the session. The caller then hands it on
-	 * ({@link LockSessionPool#handOff}).
+	 * Lets go of the session; the caller then hands it on to whoever waits for it.
 	 */
 	void endRun() {
 		this.runLock.unlock();

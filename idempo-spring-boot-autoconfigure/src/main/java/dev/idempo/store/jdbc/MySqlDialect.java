@@ -16,7 +16,9 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.store.StoredRecord;
+import dev.idempo.store.jdbc.SqlPipeline.Answers;
 import dev.idempo.store.jdbc.SqlPipeline.Result;
+import dev.idempo.store.jdbc.SqlPipeline.Script;
 import dev.idempo.store.jdbc.SqlPipeline.Sql;
 
 import org.springframework.util.Assert;
@@ -81,6 +83,10 @@ final class MySqlDialect extends JdbcDialect {
 
 	private final String deleteExpiredSql;
 
+	private final String transactionReadSql;
+
+	private final String transactionInsertSql;
+
 	MySqlDialect(String table, String lockPrefix) {
 		Assert.isTrue(lockPrefix != null && LOCK_PREFIX.matcher(lockPrefix).matches(),
 				"'lockPrefix' must be 1 to 32 letters, digits or _.:/-");
@@ -93,6 +99,11 @@ final class MySqlDialect extends JdbcDialect {
 				+ " WHERE IS_USED_LOCK(?) = CONNECTION_ID()";
 		this.deleteExpiredSql = "DELETE FROM " + table
 				+ " WHERE expires_at < UTC_TIMESTAMP(6) ORDER BY expires_at LIMIT ?";
+		this.transactionReadSql = "SELECT fingerprint, response FROM " + table
+				+ " WHERE storage_key = ? AND expires_at > UTC_TIMESTAMP(6)";
+		this.transactionInsertSql = "REPLACE INTO " + table
+				+ " (storage_key, fingerprint, response, created_at, expires_at)"
+				+ " VALUES (?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)";
 	}
 
 	@Override
@@ -172,7 +183,7 @@ final class MySqlDialect extends JdbcDialect {
 
 	@Override
 	BatchSql batch(SessionInfo session, List<Lock> claims, List<Object> unlocks, List<Store> completes) {
-		List<Sql> statements = new ArrayList<>(5 + completes.size());
+		Script script = new Script();
 		if (!claims.isEmpty()) {
 			StringBuilder lock = new StringBuilder(claims.size() * (this.claimLockSql.length() + 24));
 			Object[] lockParameters = new Object[claims.size() * 2];
@@ -190,62 +201,60 @@ final class MySqlDialect extends JdbcDialect {
 				readParameters[i] = claims.get(i).key();
 			}
 			read.append(") AND expires_at > UTC_TIMESTAMP(6)");
-			statements.add(new Sql(lock.toString(), lockParameters));
-			statements.add(new Sql(read.toString(), readParameters));
+			script.add(CLAIM_LOCK, new Sql(lock.toString(), lockParameters));
+			script.add(CLAIM_READ, new Sql(read.toString(), readParameters));
 		}
 		if (!unlocks.isEmpty()) {
-			statements.add(unlock(unlocks));
+			script.add(UNLOCK, unlock(unlocks));
 		}
 		if (!completes.isEmpty()) {
-			statements.add(new Sql("START TRANSACTION"));
+			script.add(BEGIN, new Sql("START TRANSACTION"));
 			List<Object> locks = new ArrayList<>(completes.size());
 			for (Store store : completes) {
-				statements.add(new Sql(this.storeSql, store.key(), store.record().fingerprint(),
+				script.add(STORE, new Sql(this.storeSql, store.key(), store.record().fingerprint(),
 						store.record().response(), store.ttlMicros(), store.lock()));
 				locks.add(store.lock());
 			}
-			statements.add(new Sql("COMMIT"));
-			statements.add(unlock(locks));
+			script.add(COMMIT, new Sql("COMMIT"));
+			script.add(STORE_UNLOCK, unlock(locks));
 		}
 		return new BatchSql() {
 
 			@Override
-			public List<Sql> statements() {
-				return statements;
+			public Script script() {
+				return script;
 			}
 
 			@Override
-			public BatchAnswer read(List<Result> results) throws SQLException {
-				int next = 0;
+			public BatchAnswer read(Answers answers) throws SQLException {
 				@Nullable Boolean[] locked = new Boolean[claims.size()];
 				@Nullable StoredRecord[] records = new StoredRecord[claims.size()];
 				if (!claims.isEmpty()) {
 					for (@Nullable
-					Object[] row : results.get(next++).rows()) {
+					Object[] row : answers.one(CLAIM_LOCK).rows()) {
 						int index = ((Number) row[0]).intValue();
 						if (row[1] == null) {
 							throw new SQLException("GET_LOCK failed");
 						}
 						locked[index] = isTrue(row[1]);
 					}
-					Map<String, StoredRecord> found = readRecords(results.get(next++), 2);
+					Map<String, StoredRecord> found = readRecords(answers.one(CLAIM_READ), 2);
 					for (int i = 0; i < claims.size(); i++) {
 						records[i] = found.get(claims.get(i).key());
 					}
 				}
 				boolean[] unlocked = new boolean[unlocks.size()];
 				if (!unlocks.isEmpty()) {
-					unlocked = readUnlocks(results.get(next++), unlocks.size());
+					unlocked = readUnlocks(answers.one(UNLOCK), unlocks.size());
 				}
 				boolean[] stored = new boolean[completes.size()];
 				boolean[] storeUnlocked = new boolean[completes.size()];
 				if (!completes.isEmpty()) {
-					next++;
+					List<Result> stores = answers.all(STORE);
 					for (int i = 0; i < completes.size(); i++) {
-						stored[i] = results.get(next++).updateCount() > 0;
+						stored[i] = stores.get(i).updateCount() > 0;
 					}
-					next++;
-					storeUnlocked = readUnlocks(results.get(next), completes.size());
+					storeUnlocked = readUnlocks(answers.one(STORE_UNLOCK), completes.size());
 				}
 				return new BatchAnswer(locked, records, unlocked, stored, storeUnlocked);
 			}
@@ -264,14 +273,14 @@ final class MySqlDialect extends JdbcDialect {
 	}
 
 	@Override
-	Held[] readHeldLocks(Result result, List<Object> locks) throws SQLException {
+	Map<Object, Held> readHeldLocks(Result result, List<Object> locks) throws SQLException {
 		@Nullable Object[] row = result.firstRow();
 		if (row == null || row.length != locks.size()) {
 			throw new SQLException("Unexpected answer to IS_USED_LOCK");
 		}
-		Held[] held = new Held[locks.size()];
-		for (int i = 0; i < held.length; i++) {
-			held[i] = isTrue(row[i]) ? Held.HELD : Held.NOT_HELD;
+		Map<Object, Held> held = new HashMap<>();
+		for (int i = 0; i < row.length; i++) {
+			held.put(locks.get(i), isTrue(row[i]) ? Held.HELD : Held.NOT_HELD);
 		}
 		return held;
 	}
@@ -353,6 +362,47 @@ final class MySqlDialect extends JdbcDialect {
 	@Override
 	Sql deleteExpired(int limit) {
 		return new Sql(this.deleteExpiredSql, limit);
+	}
+
+	/**
+	 * The lock sessions' lock name, from the connection's current database (no round
+	 * trip: both drivers track it): a lock of the connection's session, which the caller
+	 * gives back after the transaction ends ({@link #unlockAfterTransaction}).
+	 */
+	@Override
+	String transactionLockName(Connection connection, String key) throws SQLException {
+		return lockName(currentDatabase(connection), key);
+	}
+
+	@Override
+	TransactionClaim claimInTransaction(Connection connection, String key, @Nullable String lockName,
+			int timeoutSeconds) throws SQLException {
+		Assert.notNull(lockName, "'lockName' is required");
+		@Nullable Object[] locked = SqlPipeline
+			.run(connection, false, timeoutSeconds, List.of(new Sql("SELECT GET_LOCK(?, 0)", lockName)))
+			.get(0)
+			.firstRow();
+		if (locked == null || locked[0] == null) {
+			throw new SQLException("GET_LOCK failed");
+		}
+		if (!isTrue(locked[0])) {
+			return new TransactionClaim(false, null, true);
+		}
+		// InnoDB takes the read view at this first read, whatever the isolation
+		Result read = SqlPipeline.run(connection, false, timeoutSeconds, List.of(new Sql(this.transactionReadSql, key)))
+			.get(0);
+		return new TransactionClaim(true, firstRecord(read), true);
+	}
+
+	@Override
+	Sql insertInTransaction(String key, StoredRecord record, long ttlMicros) {
+		return new Sql(this.transactionInsertSql, key, record.fingerprint(), record.response(), ttlMicros);
+	}
+
+	@Override
+	Sql unlockAfterTransaction(String lockName) {
+		// answers 1: released; 0: another session's; NULL: nobody's
+		return new Sql("SELECT RELEASE_LOCK(?)", lockName);
 	}
 
 	/** {@code SELECT expression, expression, ...} with {@code count} columns. */

@@ -14,7 +14,9 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.store.StoredRecord;
+import dev.idempo.store.jdbc.SqlPipeline.Answers;
 import dev.idempo.store.jdbc.SqlPipeline.Result;
+import dev.idempo.store.jdbc.SqlPipeline.Script;
 import dev.idempo.store.jdbc.SqlPipeline.Sql;
 
 /**
@@ -111,6 +113,12 @@ final class PostgresDialect extends JdbcDialect {
 
 	private final String deleteRecordSql;
 
+	private final String transactionLockSql;
+
+	private final String transactionReadSql;
+
+	private final String transactionInsertSql;
+
 	PostgresDialect(String table, int lockNamespace) {
 		this.lockNamespace = lockNamespace;
 		String ns = Integer.toString(lockNamespace);
@@ -145,6 +153,19 @@ final class PostgresDialect extends JdbcDialect {
 		this.deleteRecordSql = "DELETE FROM " + table + " WHERE storage_key = ? AND expires_at > now()";
 		this.deleteExpiredSql = "DELETE FROM " + table + " WHERE storage_key IN (SELECT storage_key FROM " + table
 				+ " WHERE expires_at < now() ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)";
+		// the same two keys as the lock sessions' locks, released by the server when the
+		// transaction ends
+		this.transactionLockSql = "SELECT pg_try_advisory_xact_lock(" + ns + ", ?)";
+		this.transactionReadSql = "SELECT fingerprint, response FROM " + table
+				+ " WHERE storage_key = ? AND expires_at > clock_timestamp()";
+		// a row of the key can only be an expired one: the lock is held and no unexpired
+		// record was read
+		this.transactionInsertSql = "INSERT INTO " + table
+				+ " (storage_key, fingerprint, response, created_at, expires_at)"
+				+ " VALUES (?, ?, ?, clock_timestamp(), clock_timestamp() + ? * INTERVAL '1 microsecond')"
+				+ " ON CONFLICT (storage_key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,"
+				+ " response = EXCLUDED.response, created_at = EXCLUDED.created_at,"
+				+ " expires_at = EXCLUDED.expires_at";
 	}
 
 	@Override
@@ -203,7 +224,7 @@ final class PostgresDialect extends JdbcDialect {
 
 	@Override
 	BatchSql batch(SessionInfo session, List<Lock> claims, List<Object> unlocks, List<Store> completes) {
-		List<Sql> statements = new ArrayList<>(7);
+		Script script = new Script();
 		if (!claims.isEmpty()) {
 			String[] keys = new String[claims.size()];
 			int[] ids = new int[claims.size()];
@@ -211,11 +232,11 @@ final class PostgresDialect extends JdbcDialect {
 				keys[i] = claims.get(i).key();
 				ids[i] = (Integer) claims.get(i).lock();
 			}
-			statements.add(new Sql(this.claimLockSql, keys, ids));
-			statements.add(new Sql(this.claimReadSql, (Object) keys));
+			script.add(CLAIM_LOCK, new Sql(this.claimLockSql, keys, ids));
+			script.add(CLAIM_READ, new Sql(this.claimReadSql, (Object) keys));
 		}
 		if (!unlocks.isEmpty()) {
-			statements.add(unlock(unlocks));
+			script.add(UNLOCK, unlock(unlocks));
 		}
 		if (!completes.isEmpty()) {
 			int count = completes.size();
@@ -232,56 +253,53 @@ final class PostgresDialect extends JdbcDialect {
 				ttls[i] = store.ttlMicros();
 				ids[i] = (Integer) store.lock();
 			}
-			statements.add(new Sql("BEGIN"));
-			statements.add(new Sql(this.storeSql, keys, fingerprints, responses, ttls, ids));
-			statements.add(new Sql("COMMIT"));
-			statements.add(new Sql(this.storeUnlockSql, (Object) ids));
+			script.add(BEGIN, new Sql("BEGIN"));
+			script.add(STORE, new Sql(this.storeSql, keys, fingerprints, responses, ttls, ids));
+			script.add(COMMIT, new Sql("COMMIT"));
+			script.add(STORE_UNLOCK, new Sql(this.storeUnlockSql, (Object) ids));
 		}
 		return new BatchSql() {
 
 			@Override
-			public List<Sql> statements() {
-				return statements;
+			public Script script() {
+				return script;
 			}
 
 			@Override
-			public BatchAnswer read(List<Result> results) throws SQLException {
-				int next = 0;
+			public BatchAnswer read(Answers answers) throws SQLException {
 				@Nullable Boolean[] locked = new Boolean[claims.size()];
 				@Nullable StoredRecord[] records = new StoredRecord[claims.size()];
 				if (!claims.isEmpty()) {
 					for (@Nullable
-					Object[] row : results.get(next++).rows()) {
+					Object[] row : answers.one(CLAIM_LOCK).rows()) {
 						locked[index(row[0], claims.size())] = (row[1] != null) ? Boolean.TRUE.equals(row[1]) : null;
 					}
 					for (@Nullable
-					Object[] row : results.get(next++).rows()) {
+					Object[] row : answers.one(CLAIM_READ).rows()) {
 						records[index(row[2], claims.size())] = record(row[0], row[1]);
 					}
 				}
 				boolean[] unlocked = new boolean[unlocks.size()];
 				if (!unlocks.isEmpty()) {
-					unlocked = readUnlocks(results.get(next++), unlocks.size());
+					unlocked = readUnlocks(answers.one(UNLOCK), unlocks.size());
 				}
 				boolean[] stored = new boolean[completes.size()];
 				boolean[] storeUnlocked = new boolean[completes.size()];
 				if (!completes.isEmpty()) {
-					next++;
 					Map<String, Integer> positions = new HashMap<>();
 					for (int i = 0; i < completes.size(); i++) {
 						positions.put(completes.get(i).key(), i);
 					}
 					for (@Nullable
-					Object[] row : results.get(next++).rows()) {
+					Object[] row : answers.one(STORE).rows()) {
 						Integer position = positions.get(String.valueOf(row[0]));
 						if (position == null) {
 							throw new SQLException("Unexpected key stored: " + row[0]);
 						}
 						stored[position] = true;
 					}
-					next++;
 					for (@Nullable
-					Object[] row : results.get(next++).rows()) {
+					Object[] row : answers.one(STORE_UNLOCK).rows()) {
 						storeUnlocked[index(row[0], completes.size())] = Boolean.TRUE.equals(row[1]);
 					}
 				}
@@ -302,7 +320,7 @@ final class PostgresDialect extends JdbcDialect {
 	}
 
 	@Override
-	Held[] readHeldLocks(Result result, List<Object> locks) throws SQLException {
+	Map<Object, Held> readHeldLocks(Result result, List<Object> locks) throws SQLException {
 		Map<Integer, Boolean> witnessed = new HashMap<>();
 		for (@Nullable
 		Object[] row : result.rows()) {
@@ -315,10 +333,10 @@ final class PostgresDialect extends JdbcDialect {
 				witnessed.put(id, true);
 			}
 		}
-		Held[] held = new Held[locks.size()];
-		for (int i = 0; i < held.length; i++) {
-			Boolean witness = witnessed.get((Integer) locks.get(i));
-			held[i] = (witness == null) ? Held.NOT_HELD : (witness ? Held.HELD : Held.HELD_SPENT);
+		Map<Object, Held> held = new HashMap<>();
+		for (Object lock : locks) {
+			Boolean witness = witnessed.get((Integer) lock);
+			held.put(lock, (witness == null) ? Held.NOT_HELD : (witness ? Held.HELD : Held.HELD_SPENT));
 		}
 		return held;
 	}
@@ -387,6 +405,42 @@ final class PostgresDialect extends JdbcDialect {
 	@Override
 	Sql deleteExpired(int limit) {
 		return new Sql(this.deleteExpiredSql, limit);
+	}
+
+	@Override
+	@Nullable String transactionLockName(Connection connection, String key) {
+		return null;
+	}
+
+	@Override
+	TransactionClaim claimInTransaction(Connection connection, String key, @Nullable String lockName,
+			int timeoutSeconds) throws SQLException {
+		// one round trip: the isolation the transaction runs at (asked here rather than
+		// by
+		// the transaction manager, which would cost a round trip of its own), then the
+		// lock, then the read in a statement of its own, so that at READ COMMITTED its
+		// snapshot follows the lock
+		Answers answers = new Script().add("isolation", new Sql("SELECT current_setting('transaction_isolation')"))
+			.add(CLAIM_LOCK, new Sql(this.transactionLockSql, lockId(key)))
+			.add(CLAIM_READ, new Sql(this.transactionReadSql, key))
+			.run(connection, true, timeoutSeconds);
+		@Nullable Object[] isolation = answers.one("isolation").firstRow();
+		boolean readCommitted = isolation != null && "read committed".equals(isolation[0]);
+		@Nullable Object[] locked = answers.one(CLAIM_LOCK).firstRow();
+		if (locked == null || !isTrue(locked[0])) {
+			return new TransactionClaim(false, null, readCommitted);
+		}
+		return new TransactionClaim(true, firstRecord(answers.one(CLAIM_READ)), readCommitted);
+	}
+
+	@Override
+	Sql insertInTransaction(String key, StoredRecord record, long ttlMicros) {
+		return new Sql(this.transactionInsertSql, key, record.fingerprint(), record.response(), ttlMicros);
+	}
+
+	@Override
+	@Nullable Sql unlockAfterTransaction(String lockName) {
+		return null;
 	}
 
 	private static int[] ids(List<Object> locks) {

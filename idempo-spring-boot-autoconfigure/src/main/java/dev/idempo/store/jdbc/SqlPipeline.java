@@ -7,7 +7,9 @@ import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
@@ -123,6 +125,83 @@ final class SqlPipeline {
 			rows.add(row);
 		}
 		return rows;
+	}
+
+	/**
+	 * Statements to run in one round trip, each under the name of its step, whose results
+	 * are read back by those names rather than by position.
+	 */
+	static final class Script {
+
+		private final List<String> names = new ArrayList<>();
+
+		private final List<Sql> statements = new ArrayList<>();
+
+		/**
+		 * Adds a statement; several may share a name.
+		 * @param name the step
+		 * @param statement the statement
+		 * @return this script
+		 */
+		Script add(String name, Sql statement) {
+			this.names.add(name);
+			this.statements.add(statement);
+			return this;
+		}
+
+		List<Sql> statements() {
+			return this.statements;
+		}
+
+		/**
+		 * Runs the statements, as {@link SqlPipeline#run} does.
+		 * @param connection the connection
+		 * @param together whether to send all statements in one round trip
+		 * @param timeoutSeconds the client-side statement timeout, 0 for none
+		 * @return the results, by name
+		 * @throws SQLException if a statement fails
+		 */
+		Answers run(Connection connection, boolean together, int timeoutSeconds) throws SQLException {
+			List<Result> results = SqlPipeline.run(connection, together, timeoutSeconds, this.statements);
+			Map<String, List<Result>> byName = new HashMap<>();
+			for (int i = 0; i < results.size(); i++) {
+				byName.computeIfAbsent(this.names.get(i), (name) -> new ArrayList<>(1)).add(results.get(i));
+			}
+			return new Answers(byName);
+		}
+
+	}
+
+	/**
+	 * The results of a {@link Script}, by the names of its steps.
+	 *
+	 * @param byName the results of each step, in the order they were added
+	 */
+	record Answers(Map<String, List<Result>> byName) {
+
+		/**
+		 * The results of the statements added under {@code name}.
+		 * @param name the step
+		 * @return the results, none if no statement was added under it
+		 */
+		List<Result> all(String name) {
+			return this.byName.getOrDefault(name, List.of());
+		}
+
+		/**
+		 * The result of the one statement added under {@code name}.
+		 * @param name the step
+		 * @return the result
+		 * @throws SQLException if no statement or several were added under it
+		 */
+		Result one(String name) throws SQLException {
+			List<Result> results = all(name);
+			if (results.size() != 1) {
+				throw new SQLException("Expected one result of " + name + " but got " + results.size());
+			}
+			return results.get(0);
+		}
+
 	}
 
 	/**

@@ -35,45 +35,11 @@ import org.springframework.util.Assert;
  */
 public final class TransactionalRecords {
 
-	private final boolean postgres;
+	private final JdbcDialect dialect;
 
-	private final String lockSql;
-
-	private final String readSql;
-
-	private final String insertSql;
-
-	private final @Nullable String unlockSql;
-
-	private final @Nullable MySqlDialect mysql;
-
-	private static final String ISOLATION_SQL = "SELECT current_setting('transaction_isolation')";
-
-	private TransactionalRecords(boolean postgres, String table, int lockNamespace, @Nullable MySqlDialect mysql) {
+	private TransactionalRecords(String table, JdbcDialect dialect) {
 		JdbcStoreSchema.checkTableName(table);
-		this.postgres = postgres;
-		this.mysql = mysql;
-		if (postgres) {
-			this.lockSql = "SELECT pg_try_advisory_xact_lock(" + lockNamespace + ", ?)";
-			this.readSql = "SELECT fingerprint, response FROM " + table
-					+ " WHERE storage_key = ? AND expires_at > clock_timestamp()";
-			// a row of the key can only be an expired one: the lock is held and no
-			// unexpired record was read
-			this.insertSql = "INSERT INTO " + table + " (storage_key, fingerprint, response, created_at, expires_at)"
-					+ " VALUES (?, ?, ?, clock_timestamp(), clock_timestamp() + ? * INTERVAL '1 microsecond')"
-					+ " ON CONFLICT (storage_key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint,"
-					+ " response = EXCLUDED.response, created_at = EXCLUDED.created_at,"
-					+ " expires_at = EXCLUDED.expires_at";
-			this.unlockSql = null;
-		}
-		else {
-			this.lockSql = "SELECT GET_LOCK(?, 0)";
-			this.readSql = "SELECT fingerprint, response FROM " + table
-					+ " WHERE storage_key = ? AND expires_at > UTC_TIMESTAMP(6)";
-			this.insertSql = "REPLACE INTO " + table + " (storage_key, fingerprint, response, created_at, expires_at)"
-					+ " VALUES (?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)";
-			this.unlockSql = "SELECT RELEASE_LOCK(?)";
-		}
+		this.dialect = dialect;
 	}
 
 	/**
@@ -83,7 +49,7 @@ public final class TransactionalRecords {
 	 * @return the statements
 	 */
 	public static TransactionalRecords postgres(String table, int lockNamespace) {
-		return new TransactionalRecords(true, table, lockNamespace, null);
+		return new TransactionalRecords(table, new PostgresDialect(table, lockNamespace));
 	}
 
 	/**
@@ -93,7 +59,7 @@ public final class TransactionalRecords {
 	 * @return the statements
 	 */
 	public static TransactionalRecords mysql(String table, String lockPrefix) {
-		return new TransactionalRecords(false, table, 0, new MySqlDialect(table, lockPrefix));
+		return new TransactionalRecords(table, new MySqlDialect(table, lockPrefix));
 	}
 
 	/**
@@ -101,7 +67,7 @@ public final class TransactionalRecords {
 	 * @return the name
 	 */
 	public String name() {
-		return this.postgres ? "postgres" : "mysql";
+		return this.dialect.name();
 	}
 
 	/**
@@ -116,16 +82,7 @@ public final class TransactionalRecords {
 	 * @throws SQLException if the connection cannot say its database
 	 */
 	public @Nullable String lockName(Connection connection, String key) throws SQLException {
-		MySqlDialect mysql = this.mysql;
-		if (mysql == null) {
-			return null;
-		}
-		String database = connection.getCatalog();
-		if (database == null) {
-			// MySQL Connector/J with databaseTerm=SCHEMA
-			database = connection.getSchema();
-		}
-		return mysql.lockName((database != null) ? database : "", key);
+		return this.dialect.transactionLockName(connection, key);
 	}
 
 	/**
@@ -141,42 +98,8 @@ public final class TransactionalRecords {
 	 */
 	public Claim claim(Connection connection, String key, @Nullable String lockName, int timeoutSeconds)
 			throws SQLException {
-		Sql read = new Sql(this.readSql, key);
-		if (this.postgres) {
-			Sql lock = new Sql(this.lockSql, PostgresDialect.lockId(key));
-			// one round trip: the isolation the transaction runs at (asked here rather
-			// than by the transaction manager, which would cost a round trip of its
-			// own), then the lock, then the read in a statement of its own, so that at
-			// READ COMMITTED its snapshot follows the lock
-			List<Result> results = SqlPipeline.run(connection, true, timeoutSeconds,
-					List.of(new Sql(ISOLATION_SQL), lock, read));
-			boolean readCommitted = "read committed".equals(results.get(0).rows().get(0)[0]);
-			if (!JdbcDialect.isTrue(results.get(1).rows().get(0)[0])) {
-				return new Claim(false, null, readCommitted);
-			}
-			return new Claim(true, record(results.get(2)), readCommitted);
-		}
-		Assert.notNull(lockName, "'lockName' is required");
-		Result locked = SqlPipeline.run(connection, false, timeoutSeconds, List.of(new Sql(this.lockSql, lockName)))
-			.get(0);
-		Object granted = locked.rows().get(0)[0];
-		if (granted == null) {
-			throw new SQLException("GET_LOCK failed");
-		}
-		if (!JdbcDialect.isTrue(granted)) {
-			return new Claim(false, null, true);
-		}
-		// InnoDB takes the read view at this first read, whatever the isolation
-		return new Claim(true, record(SqlPipeline.run(connection, false, timeoutSeconds, List.of(read)).get(0)), true);
-	}
-
-	private static @Nullable StoredRecord record(Result result) throws SQLException {
-		List<@Nullable Object[]> rows = result.rows();
-		if (rows.isEmpty()) {
-			return null;
-		}
-		@Nullable Object[] row = rows.get(0);
-		return JdbcDialect.record(row[0], row[1]);
+		JdbcDialect.TransactionClaim claim = this.dialect.claimInTransaction(connection, key, lockName, timeoutSeconds);
+		return new Claim(claim.locked(), claim.record(), claim.snapshotFollowsLock());
 	}
 
 	/**
@@ -193,8 +116,7 @@ public final class TransactionalRecords {
 		Assert.isTrue(!ttl.isNegative() && !ttl.isZero(), "'ttl' must be positive");
 		long micros = ttl.toNanos() / 1000;
 		Result result = SqlPipeline
-			.run(connection, false, timeoutSeconds,
-					List.of(new Sql(this.insertSql, key, record.fingerprint(), record.response(), micros)))
+			.run(connection, false, timeoutSeconds, List.of(this.dialect.insertInTransaction(key, record, micros)))
 			.get(0);
 		if (result.updateCount() < 1) {
 			throw new SQLException("The idempotency record was not written");
@@ -211,10 +133,9 @@ public final class TransactionalRecords {
 	 * @throws SQLException if the statement fails
 	 */
 	public void unlock(Connection connection, String lockName, int timeoutSeconds) throws SQLException {
-		String sql = this.unlockSql;
-		if (sql != null) {
-			// answers 1: released; 0: another session's; NULL: nobody's
-			SqlPipeline.run(connection, false, timeoutSeconds, List.of(new Sql(sql, lockName)));
+		Sql unlock = this.dialect.unlockAfterTransaction(lockName);
+		if (unlock != null) {
+			SqlPipeline.run(connection, false, timeoutSeconds, List.of(unlock));
 		}
 	}
 

@@ -67,17 +67,17 @@ final class UnlockQueue {
 	 * (colliding PostgreSQL lock ids), a blind unlock could free that claim's count: then
 	 * nothing is taken, the holder goes back to the queue, and the caller must end the
 	 * session, the one sure way to free its locks. Requires the session's run lock.
-	 * @param session the session
+	 * @param generation the generation of the session's open connection, 0 if none
 	 * @param guard the guard the forgotten holders leave
 	 * @param max the most to take
 	 * @return the holders whose locks to free, or {@code null} if the session must be
 	 * ended
 	 */
-	@Nullable List<Holder> take(LockSession session, KeyGuard guard, int max) {
+	@Nullable List<Holder> take(long generation, KeyGuard guard, int max) {
 		List<Holder> taken = new ArrayList<>();
 		Holder holder;
 		while (taken.size() < max && (holder = this.pending.poll()) != null) {
-			if (session.isOpen() && holder.generation() == session.generation()) {
+			if (generation != 0 && holder.generation() == generation) {
 				taken.add(holder);
 				if (guard.sharesLock(holder)) {
 					for (int i = taken.size() - 1; i >= 0; i--) {

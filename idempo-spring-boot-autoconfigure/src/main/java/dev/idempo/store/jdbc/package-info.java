@@ -2,23 +2,32 @@
  * {@link dev.idempo.store.jdbc.JdbcLockingStore}, a {@link dev.idempo.store.LockingStore}
  * on PostgreSQL (advisory locks) or MySQL/MariaDB ({@code GET_LOCK}), with completed
  * responses kept in a table.
- * <h2>The classes, one job each</h2>
+ * <h2>The classes, one job each</h2> Built in this order, each on the ones before it:
  * <ul>
- * <li>{@code JdbcLockingStore}: the store; claim, complete, release, renew and close,
- * composed of the classes below;</li>
- * <li>{@code LockSessionPool} and {@code LockSession}: the dedicated lock sessions,
- * opened on demand, with a generation number per connection; choosing a free session,
- * waking whoever waits for one, discarding a dead one;</li>
- * <li>{@code KeyGuard}: the in-JVM map of storage key to the claim of this JVM that owns
- * it, with that claim's state machine;</li>
- * <li>{@code UnlockQueue}: the unlocks that wait for one lock session, and their
- * draining;</li>
+ * <li>{@code JdbcDialect} ({@code PostgresDialect}, {@code MySqlDialect}): SQL text,
+ * statement building, result decoding by step name, session settings, lock name or id
+ * derivation and error classification, no control flow; {@code SqlPipeline} sends a few
+ * statements in one round trip;</li>
+ * <li>{@code KeyGuard}: owns the life of every claim of this JVM, an immutable holder per
+ * key with one atomic phase that only the guard changes;</li>
+ * <li>{@code Operation}: one claim, complete or release waiting for a session, with its
+ * compare-and-set life and its outcome;</li>
+ * <li>{@code UnlockQueue}: the unlocks that wait for one lock session;</li>
+ * <li>{@code LockSession} and {@code LockSessionPool}: the dedicated lock sessions,
+ * opened on demand, with a generation number per connection, discarded when dead;</li>
+ * <li>{@code BatchRunner}: runs what is queued on a session held by the calling thread
+ * and settles every operation, also when a batch fails;</li>
+ * <li>{@code SessionScheduler}: which thread runs which operation on which session, and
+ * when; {@code BatchScheduler} (the default) combines the operations of many requests
+ * into batches, {@code PlainScheduler} ({@code idempo.store.jdbc.batching=false}) runs
+ * each alone, one statement per round trip, and is the oracle the batched one is tested
+ * against;</li>
  * <li>{@code ExpiredRecordCleanup}: deletion of expired rows in bounded batches, on a
  * connection of its own;</li>
- * <li>{@code JdbcDialect} ({@code PostgresDialect}, {@code MySqlDialect}): SQL text,
- * statement building, session settings, lock name or id derivation and error
- * classification, no control flow; {@code SqlPipeline} sends a few statements in one
- * round trip.</li>
+ * <li>{@code JdbcLockingStore}: the store; claim, complete, release, renew and close,
+ * composed of the classes above;</li>
+ * <li>{@code TransactionalRecords}: transactional mode's statements, on the application's
+ * own transaction, through the dialects.</li>
  * </ul>
  * <h2>Connection discipline</h2> A session-level lock lives as long as the database
  * session that took it, so a request's lock cannot live on a connection borrowed from the
