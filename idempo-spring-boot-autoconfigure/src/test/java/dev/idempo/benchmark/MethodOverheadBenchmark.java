@@ -57,7 +57,8 @@ public final class MethodOverheadBenchmark {
 			for (Map.Entry<String, String[]> store : stores.entrySet()) {
 				try (ConfigurableApplicationContext context = new SpringApplicationBuilder(BenchmarkApplication.class)
 					.web(WebApplicationType.NONE)
-					.properties("spring.main.banner-mode=off", "logging.level.root=warn")
+					.properties("spring.main.banner-mode=off", "logging.level.root=warn",
+							"idempo.store.memory.max-entries=10000000", "idempo.store.memory.max-size=2GB")
 					.properties(store.getValue())
 					.run()) {
 					Payments payments = context.getBean(Payments.class);
@@ -104,21 +105,21 @@ public final class MethodOverheadBenchmark {
 		ExecutorService executor = Executors.newFixedThreadPool(threads);
 		CountDownLatch start = new CountDownLatch(1);
 		AtomicLong calls = new AtomicLong();
-		long[] deadline = new long[1];
+		// a final local, not a shared field: a loop may never read a field again
+		long begin = System.nanoTime();
+		long deadline = begin + TimeUnit.MILLISECONDS.toNanos(millis);
 		List<Future<?>> workers = new ArrayList<>();
 		for (int t = 0; t < threads; t++) {
 			workers.add(executor.submit(() -> {
 				start.await();
 				int i = 0;
-				while (System.nanoTime() < deadline[0]) {
+				while (System.nanoTime() < deadline) {
 					call.accept(i++);
 					calls.incrementAndGet();
 				}
 				return null;
 			}));
 		}
-		long begin = System.nanoTime();
-		deadline[0] = begin + TimeUnit.MILLISECONDS.toNanos(millis);
 		start.countDown();
 		for (Future<?> worker : workers) {
 			worker.get();
