@@ -1,0 +1,69 @@
+package dev.idempo.docs;
+
+import dev.idempo.Idempotent;
+import dev.idempo.client.IdempotencyClientInterceptor;
+import dev.idempo.client.IdempotencyClientSettings;
+
+import org.springframework.http.ResponseEntity;
+import org.springframework.http.client.ClientHttpRequestInterceptor;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.client.RestClient;
+
+/**
+ * The client snippets of the documentation ("The calling side"), compiled here;
+ * {@link ClientSnippetsTest} runs the client built by hand against a server.
+ */
+final class ClientSnippets {
+
+	private ClientSnippets() {
+	}
+
+	// tag::client-handler[]
+	@RestController
+	class OrdersController {
+
+		private final RestClient charges;
+
+		// Boot's builder: idempo's interceptor is on it
+		OrdersController(RestClient.Builder builder) {
+			this.charges = builder.baseUrl("http://payments.internal").build();
+		}
+
+		@PostMapping("/orders")
+		@Idempotent
+		ResponseEntity<Order> order(@RequestBody OrderRequest order) {
+			// keyed, retried, and the key derived from this request
+			Charge charge = this.charges.post().uri("/charges").body(order.charge()).retrieve().body(Charge.class);
+			return ResponseEntity.status(201).body(new Order(order.id(), charge));
+		}
+
+	}
+	// end::client-handler[]
+
+	record OrderRequest(String id, ChargeRequest charge) {
+	}
+
+	record ChargeRequest(long amount) {
+	}
+
+	record Charge(String id) {
+	}
+
+	record Order(String id, Charge charge) {
+	}
+
+	static RestClient byHand(ClientHttpRequestInterceptor tracing) {
+		// tag::client-by-hand[]
+		RestClient client = RestClient.builder()
+			.requestInterceptor(
+					new IdempotencyClientInterceptor(IdempotencyClientSettings.defaults().withMaxAttempts(5)))
+			// added after idempo's interceptor: runs on every attempt
+			.requestInterceptor(tracing)
+			.build();
+		// end::client-by-hand[]
+		return client;
+	}
+
+}
