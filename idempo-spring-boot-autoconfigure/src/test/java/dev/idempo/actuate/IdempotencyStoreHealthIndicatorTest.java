@@ -2,11 +2,18 @@ package dev.idempo.actuate;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Properties;
 
 import org.junit.jupiter.api.Test;
 
+import dev.idempo.core.IdempotencyListener;
+import dev.idempo.core.ObservedLockingStore;
 import dev.idempo.store.ClaimResult;
+import dev.idempo.store.Lease;
+import dev.idempo.store.LockingStore;
+import dev.idempo.store.LockingStoreException;
+import dev.idempo.store.StoredRecord;
 import dev.idempo.store.jdbc.JdbcLockingStore;
 import dev.idempo.store.jdbc.JdbcStoreSettings;
 import dev.idempo.store.memory.InMemoryLockingStore;
@@ -38,6 +45,43 @@ class IdempotencyStoreHealthIndicatorTest {
 		Health health = new IdempotencyStoreHealthIndicator(store).health();
 		assertThat(health.getStatus()).isEqualTo(Status.UP);
 		assertThat(health.getDetails()).containsEntry("store", "memory").containsKeys("entries", "bytes");
+	}
+
+	@Test
+	void observedStoreTellsTheDetailsOfTheStoreItWraps() {
+		InMemoryLockingStore memory = new InMemoryLockingStore(Clock.systemUTC(), 100, 1024 * 1024);
+		LockingStore observed = new ObservedLockingStore(memory, new IdempotencyListener() {
+		});
+		Health health = new IdempotencyStoreHealthIndicator(observed).health();
+		assertThat(health.getStatus()).isEqualTo(Status.UP);
+		assertThat(health.getDetails()).containsEntry("store", "memory").containsEntry("entries", 0L);
+	}
+
+	@Test
+	void customStoreContributesItsOwnDetailsAndIsDownWhenItsCheckThrows() {
+		CustomStore store = new CustomStore();
+		Health up = new IdempotencyStoreHealthIndicator(store).health();
+		assertThat(up.getStatus()).isEqualTo(Status.UP);
+		assertThat(up.getDetails()).containsEntry("store", "custom").containsEntry("shards", 3);
+		store.reachable = false;
+		Health down = new IdempotencyStoreHealthIndicator(store).health();
+		assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+		assertThat(down.getDetails()).containsKey("error");
+	}
+
+	@Test
+	void customStoreThatDoesNotCheckIsUpWithItsNameOnly() {
+		LockingStore store = new CustomStore() {
+
+			@Override
+			public Map<String, Object> checkHealth() {
+				return Map.of();
+			}
+
+		};
+		Health health = new IdempotencyStoreHealthIndicator(store).health();
+		assertThat(health.getStatus()).isEqualTo(Status.UP);
+		assertThat(health.getDetails()).containsOnlyKeys("store");
 	}
 
 	@Test
@@ -111,6 +155,43 @@ class IdempotencyStoreHealthIndicatorTest {
 	interface StoreFactory {
 
 		JdbcLockingStore create(javax.sql.DataSource dataSource, JdbcStoreSettings settings);
+
+	}
+
+	/** A store of the application's own, which checks itself. */
+	private static class CustomStore implements LockingStore {
+
+		volatile boolean reachable = true;
+
+		private final InMemoryLockingStore records = new InMemoryLockingStore(Clock.systemUTC(), 100, 1024 * 1024);
+
+		@Override
+		public ClaimResult claim(String key, Duration lockTtl) {
+			return this.records.claim(key, lockTtl);
+		}
+
+		@Override
+		public boolean complete(Lease lease, StoredRecord record, Duration ttl) {
+			return this.records.complete(lease, record, ttl);
+		}
+
+		@Override
+		public boolean release(Lease lease) {
+			return this.records.release(lease);
+		}
+
+		@Override
+		public Map<String, Object> checkHealth() {
+			if (!this.reachable) {
+				throw new LockingStoreException("custom store unreachable");
+			}
+			return Map.of("shards", 3);
+		}
+
+		@Override
+		public String name() {
+			return "custom";
+		}
 
 	}
 
