@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 
 import org.junit.jupiter.api.Test;
 
+import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.ResponseEnvelope;
 
@@ -99,6 +100,108 @@ class CapturingResponseTest {
 		response.releaseBudget();
 		assertThat(servletResponse.getContentAsString()).isEqualTo("held whole");
 		assertThat(budget.used()).isZero();
+	}
+
+	@Test
+	void aCapturedSuccessIsStorable() throws IOException {
+		CapturingResponse response = captured(201, "{}");
+		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.NONE);
+	}
+
+	@Test
+	void aServerErrorOrARetryLaterStatusIsNotStorable() throws IOException {
+		for (int status : new int[] { 500, 503, 408, 425, 429, 101 }) {
+			assertThat(captured(status, "{}").notStoredReason(1024)).as("status %d", status)
+				.isEqualTo(NotStoredReason.STATUS);
+		}
+		assertThat(captured(422, "{}").notStoredReason(1024)).isEqualTo(NotStoredReason.NONE);
+	}
+
+	@Test
+	void aResponseWrittenBeforeCaptureIsNotCapturedWhateverFollows() throws IOException {
+		MockHttpServletResponse servletResponse = new MockHttpServletResponse();
+		CapturingResponse response = new CapturingResponse(servletResponse);
+		response.getWriter().write("written by a filter");
+		response.startCapture(1024);
+		assertThat(response.isCaptureFailed()).isTrue();
+		response.stopCapture();
+		response.setStatus(500);
+		assertThat(response.notStoredReason(1024)).as("the first reason stays").isEqualTo(NotStoredReason.NOT_CAPTURED);
+	}
+
+	@Test
+	void aStreamedResponseIsNotStorableWhateverItsStatus() throws IOException {
+		CapturingResponse response = captured(500, "first");
+		response.stopCapture();
+		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.STREAMING);
+	}
+
+	@Test
+	void aServerErrorOverTheLimitIsAStatusFirst() throws IOException {
+		CapturingResponse tooLarge = captured(200, "x".repeat(20));
+		tooLarge.getOutputStream().write("y".repeat(20).getBytes(StandardCharsets.UTF_8));
+		assertThat(tooLarge.isOverflowed()).isTrue();
+		assertThat(tooLarge.notStoredReason(32)).isEqualTo(NotStoredReason.TOO_LARGE);
+		tooLarge.setStatus(500);
+		assertThat(tooLarge.notStoredReason(32)).isEqualTo(NotStoredReason.STATUS);
+	}
+
+	@Test
+	void aResponseBeyondTheBudgetIsOverBudget() throws IOException {
+		CapturingResponse response = new CapturingResponse(new MockHttpServletResponse(), new BufferBudget(16));
+		response.startCapture(1024);
+		response.getOutputStream().write("z".repeat(40).getBytes(StandardCharsets.UTF_8));
+		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.OVER_BUDGET);
+	}
+
+	@Test
+	void aHeldResponseIsJudgedByItsSizeAtTheEnd() throws IOException {
+		CapturingResponse response = new CapturingResponse(new MockHttpServletResponse());
+		response.startHolding();
+		response.getOutputStream().write("w".repeat(100).getBytes(StandardCharsets.UTF_8));
+		assertThat(response.isCapturing()).as("held whole whatever its size").isTrue();
+		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.NONE);
+		assertThat(response.notStoredReason(99)).isEqualTo(NotStoredReason.TOO_LARGE);
+		response.setStatus(503);
+		assertThat(response.notStoredReason(99)).as("a failure rolls back, however large")
+			.isEqualTo(NotStoredReason.STATUS);
+	}
+
+	@Test
+	void anErrorSentWhileHeldIsAnErrorPageButOnlyAStatusWhileCaptured() throws IOException {
+		CapturingResponse held = new CapturingResponse(new MockHttpServletResponse());
+		held.startHolding();
+		held.sendError(404);
+		assertThat(held.isErrorSent()).isTrue();
+		assertThat(held.notStoredReason(1024)).as("the container renders the page after the commit")
+			.isEqualTo(NotStoredReason.ERROR_PAGE);
+		CapturingResponse capturedOnly = new CapturingResponse(new MockHttpServletResponse());
+		capturedOnly.startCapture(1024);
+		capturedOnly.sendError(404);
+		assertThat(capturedOnly.isErrorSent()).isTrue();
+		assertThat(capturedOnly.notStoredReason(1024)).as("what the client got: its status")
+			.isEqualTo(NotStoredReason.NONE);
+	}
+
+	@Test
+	void aRedirectWhileHeldStaysHeld() throws IOException {
+		MockHttpServletResponse servletResponse = new MockHttpServletResponse();
+		CapturingResponse response = new CapturingResponse(servletResponse);
+		response.startHolding();
+		response.sendRedirect("/orders/1");
+		assertThat(servletResponse.isCommitted()).as("not sent before the commit").isFalse();
+		assertThat(servletResponse.getHeader("Location")).isEqualTo("/orders/1");
+		assertThat(response.getStatus()).isEqualTo(302);
+		assertThat(response.isCapturing()).isTrue();
+		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.NONE);
+	}
+
+	private static CapturingResponse captured(int status, String body) throws IOException {
+		CapturingResponse response = new CapturingResponse(new MockHttpServletResponse());
+		response.startCapture(32);
+		response.setStatus(status);
+		response.getOutputStream().write(body.getBytes(StandardCharsets.UTF_8));
+		return response;
 	}
 
 }
