@@ -1,6 +1,7 @@
 package dev.idempo.core;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.function.Supplier;
 
 import io.micrometer.observation.Observation;
@@ -80,6 +81,11 @@ public final class ObservedLockingStore implements LockingStore {
 	@Override
 	public boolean leaseExpires() {
 		return this.delegate.leaseExpires();
+	}
+
+	@Override
+	public Map<String, Object> checkHealth() {
+		return this.delegate.checkHealth();
 	}
 
 	@Override

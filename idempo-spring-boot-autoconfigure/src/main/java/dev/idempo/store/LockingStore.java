@@ -1,6 +1,7 @@
 package dev.idempo.store;
 
 import java.time.Duration;
+import java.util.Map;
 
 /**
  * Claims idempotency keys and keeps the responses of completed requests.
@@ -115,6 +116,19 @@ public interface LockingStore {
 	 */
 	default boolean evict(String key) {
 		throw new UnsupportedOperationException(name() + " cannot evict records");
+	}
+
+	/**
+	 * Checks, for health endpoints, that the store answers as the request flow reaches
+	 * it, and tells what an operator wants to see of it (its size, its open connections).
+	 * Called from health checks only, never on the request path. Each store contributes
+	 * its own details here, so that health indicators need not know store classes.
+	 * @return the details to show, possibly empty (a store that cannot check is reported
+	 * up with its name only)
+	 * @throws LockingStoreException if the store cannot be reached
+	 */
+	default Map<String, Object> checkHealth() {
+		return Map.of();
 	}
 
 	/**

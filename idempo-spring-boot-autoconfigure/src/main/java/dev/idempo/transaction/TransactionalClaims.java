@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
 
 import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.StoredRecord;
-import dev.idempo.store.jdbc.TransactionalRecords;
+import dev.idempo.store.TransactionalStore;
 
 import org.springframework.core.Ordered;
 import org.springframework.jdbc.datasource.ConnectionHolder;
@@ -28,9 +28,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 /**
  * Transactional mode ({@code @Idempotent(transactional = true)}): begins a transaction
  * with the application's {@link PlatformTransactionManager}, claims the key inside it on
- * the connection the transaction holds for the record table's {@link DataSource}, and
- * lets the protected work (a web handler, a method) run in it; the record is inserted in
- * the same transaction and committed with the work's writes. Shared by the web path
+ * the connection the transaction holds for the record table's {@link DataSource} (with
+ * the {@link TransactionalStore} statements the store supplies), and lets the protected
+ * work (a web handler, a method) run in it; the record is inserted in the same
+ * transaction and committed with the work's writes. Shared by the web path
  * ({@code dev.idempo.web.TransactionalIdempotency}) and the method path, so it knows
  * nothing of either.
  * <p>
@@ -48,7 +49,7 @@ public class TransactionalClaims {
 
 	private final DataSource dataSource;
 
-	private final TransactionalRecords records;
+	private final TransactionalStore records;
 
 	private final int timeoutSeconds;
 
@@ -72,7 +73,7 @@ public class TransactionalClaims {
 	 * @param timeout the timeout of idempo's own statements
 	 */
 	public TransactionalClaims(PlatformTransactionManager transactionManager, DataSource dataSource,
-			TransactionalRecords records, Duration timeout) {
+			TransactionalStore records, Duration timeout) {
 		this(() -> transactionManager, dataSource, records, timeout);
 	}
 
@@ -86,7 +87,7 @@ public class TransactionalClaims {
 	 * @param timeout the timeout of idempo's own statements
 	 */
 	public TransactionalClaims(Supplier<PlatformTransactionManager> transactionManager, DataSource dataSource,
-			TransactionalRecords records, Duration timeout) {
+			TransactionalStore records, Duration timeout) {
 		this.transactionManagerSupplier = transactionManager;
 		this.dataSource = dataSource;
 		this.records = records;
@@ -134,7 +135,7 @@ public class TransactionalClaims {
 	 * The statements of the store's database.
 	 * @return the statements
 	 */
-	public TransactionalRecords records() {
+	public TransactionalStore records() {
 		return this.records;
 	}
 
@@ -200,7 +201,7 @@ public class TransactionalClaims {
 				TransactionSynchronizationManager
 					.registerSynchronization(new Unlock(lockName, physical(connection), this.timeoutSeconds));
 			}
-			TransactionalRecords.Claim claim = this.records.claim(connection, key, lockName, this.timeoutSeconds);
+			TransactionalStore.Claim claim = this.records.claim(connection, key, lockName, this.timeoutSeconds);
 			if (claim.locked() && !claim.snapshotFollowsLock()) {
 				transactionManager().rollback(status);
 				return null;

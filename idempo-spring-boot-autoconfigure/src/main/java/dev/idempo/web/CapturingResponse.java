@@ -20,6 +20,7 @@ import jakarta.servlet.http.HttpServletResponseWrapper;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.core.CapturedResponse;
+import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.ResponseEnvelope;
 
 /**
@@ -44,32 +45,35 @@ import dev.idempo.core.ResponseEnvelope;
  */
 public class CapturingResponse extends HttpServletResponseWrapper {
 
-	private boolean capturing;
+	/**
+	 * Where the capture stands: one state, changed only by {@link #to}, so that why it
+	 * ended cannot contradict whether it runs. Plain field, as the flags it replaces
+	 * were: a response is written by one thread at a time, and the write path reads it
+	 * without a lock.
+	 */
+	private Capture capture = Capture.OFF;
 
 	private long limit;
 
 	private final HeldBody buffer = new HeldBody();
-
-	private boolean overflowed;
-
-	private boolean overBudget;
 
 	private final BufferBudget budget;
 
 	/** Bytes reserved from {@link #budget}: the buffer's largest capacity so far. */
 	private volatile long reserved;
 
-	/** Whether {@link #releaseBudget()} ran: the request has ended. */
+	/**
+	 * Whether {@link #releaseBudget()} ran: the request has ended. Apart from
+	 * {@link #capture}: it belongs to the request's end, under this object's lock.
+	 */
 	private boolean budgetReleased;
 
-	private boolean streamed;
-
+	/**
+	 * Whether the application called {@code sendError}. Apart from {@link #capture}: a
+	 * fact about the application, which the filter needs whatever the capture did (an
+	 * error page may follow a response that had already outgrown its limit).
+	 */
 	private boolean errorSent;
-
-	private boolean captureFailed;
-
-	/** Whether redirects are held back too (transactional requests), not sent at once. */
-	private boolean holdRedirects;
 
 	private @Nullable ServletOutputStream outputStream;
 
@@ -109,10 +113,10 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	public void startCapture(long limit) {
 		if (this.outputStream != null || this.writer != null || isCommitted()) {
 			// something wrote before the handler: the body cannot be captured whole
-			this.captureFailed = true;
+			to(Capture.NOT_STARTED);
 			return;
 		}
-		this.capturing = true;
+		this.capture = Capture.CAPTURING;
 		this.limit = limit;
 		HttpServletResponse response = (HttpServletResponse) getResponse();
 		Map<String, List<String>> before = new LinkedHashMap<>();
@@ -131,7 +135,9 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 */
 	public void startHolding() {
 		startCapture(Long.MAX_VALUE);
-		this.holdRedirects = this.capturing;
+		if (this.capture == Capture.CAPTURING) {
+			this.capture = Capture.HOLDING;
+		}
 	}
 
 	/**
@@ -157,7 +163,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 * @return whether capture failed to start
 	 */
 	public boolean isCaptureFailed() {
-		return this.captureFailed;
+		return this.capture == Capture.NOT_STARTED;
 	}
 
 	/**
@@ -167,10 +173,12 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 * @throws IOException if writing what was held fails
 	 */
 	public void stopCapture() throws IOException {
-		this.streamed = true;
-		if (this.capturing) {
+		if (this.capture.capturing) {
 			flushWriter();
-			passThrough();
+			passThrough(Capture.STREAMED);
+		}
+		else {
+			to(Capture.STREAMED);
 		}
 	}
 
@@ -179,7 +187,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 * @return whether the response streams
 	 */
 	public boolean isStreamed() {
-		return this.streamed;
+		return this.capture == Capture.STREAMED;
 	}
 
 	/**
@@ -187,7 +195,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 * @return whether capturing
 	 */
 	public boolean isCapturing() {
-		return this.capturing;
+		return this.capture.capturing;
 	}
 
 	/**
@@ -195,7 +203,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 * @return whether the body is too large to store
 	 */
 	public boolean isOverflowed() {
-		return this.overflowed;
+		return this.capture == Capture.OVERFLOWED || this.capture == Capture.OVER_BUDGET;
 	}
 
 	/**
@@ -204,7 +212,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 * @return whether the body was too large for the budget
 	 */
 	public boolean isOverBudget() {
-		return this.overBudget;
+		return this.capture == Capture.OVER_BUDGET;
 	}
 
 	/**
@@ -238,7 +246,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		if (more <= 0) {
 			return true;
 		}
-		if (this.holdRedirects) {
+		if (this.capture == Capture.HOLDING) {
 			// held whole for a transaction: counted, never refused
 			this.budget.reserve(more);
 		}
@@ -268,13 +276,48 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
+	 * Whether and why this response is not to be stored: the one decision both executions
+	 * take before their commit point ({@link IdempotentExecution} before it completes the
+	 * claim, {@link TransactionalExecution} before it commits). In order: what could not
+	 * be seen (capture never started; an error page the container renders after a held
+	 * response; a stream), then whether the outcome is worth replaying (its status), then
+	 * whether it fits (the buffer budget, the size limit). A response too large to keep
+	 * is never a failure, which is why its reason comes after the status: a transactional
+	 * handler's success commits with a record that answers 410, its 5xx rolls back.
+	 * @param maxResponseSize the largest body that may be stored
+	 * @return the reason, {@link NotStoredReason#NONE} if it is storable
+	 */
+	public NotStoredReason notStoredReason(long maxResponseSize) {
+		Capture capture = this.capture;
+		if (capture.reasonBeforeStatus) {
+			return capture.reason;
+		}
+		if (!isStorable(getStatus())) {
+			return NotStoredReason.STATUS;
+		}
+		if (capture.reason != NotStoredReason.NONE) {
+			return capture.reason;
+		}
+		return (capturedLength() > maxResponseSize) ? NotStoredReason.TOO_LARGE : NotStoredReason.NONE;
+	}
+
+	/**
+	 * Whether a response with {@code status} may be replayed: not a server error nor a
+	 * status that asks the client to retry later (408, 425, 429).
+	 * @param status the status
+	 * @return whether it may be stored
+	 */
+	static boolean isStorable(int status) {
+		return status >= 200 && status < 500 && status != 408 && status != 425 && status != 429;
+	}
+
+	/**
 	 * Gives up capturing because the body is known to be too large before it is written.
 	 * @throws IOException if writing what was held fails
 	 */
 	public void overflow() throws IOException {
-		if (this.capturing) {
-			this.overflowed = true;
-			passThrough();
+		if (this.capture.capturing) {
+			passThrough(Capture.OVERFLOWED);
 		}
 	}
 
@@ -351,8 +394,8 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 */
 	public void flushToClient() throws IOException {
 		flushWriter();
-		if (this.capturing) {
-			this.capturing = false;
+		if (this.capture.capturing) {
+			this.capture = Capture.ENDED;
 			if (this.buffer.size() > 0 && !isCommitted() && !containsHeader("Content-Length")) {
 				getResponse().setContentLength(this.buffer.size());
 			}
@@ -367,7 +410,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	public void discard() {
 		flushWriter();
 		this.buffer.reset();
-		this.capturing = false;
+		endCapture();
 	}
 
 	@Override
@@ -376,8 +419,8 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 			throw new IllegalStateException("getWriter() has already been called on this response");
 		}
 		if (this.outputStream == null) {
-			this.ownStreams = this.capturing;
-			this.outputStream = this.capturing ? new CapturingOutputStream() : super.getOutputStream();
+			this.ownStreams = this.capture.capturing;
+			this.outputStream = this.ownStreams ? new CapturingOutputStream() : super.getOutputStream();
 		}
 		return this.outputStream;
 	}
@@ -388,7 +431,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 			throw new IllegalStateException("getOutputStream() has already been called on this response");
 		}
 		if (this.writer == null) {
-			if (this.capturing) {
+			if (this.capture.capturing) {
 				String encoding = getCharacterEncoding();
 				Charset charset = Charset.forName((encoding != null) ? encoding : "ISO-8859-1");
 				this.ownStreams = true;
@@ -404,7 +447,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	@Override
 	public void flushBuffer() throws IOException {
-		if (!this.capturing) {
+		if (!this.capture.capturing) {
 			super.flushBuffer();
 		}
 	}
@@ -431,7 +474,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	@Override
 	public void setBufferSize(int size) {
-		if (!this.capturing) {
+		if (!this.capture.capturing) {
 			super.setBufferSize(size);
 		}
 	}
@@ -450,25 +493,25 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	@Override
 	public void sendRedirect(String location) throws IOException {
-		if (this.holdRedirects && this.capturing) {
+		if (this.capture == Capture.HOLDING) {
 			holdRedirect(location, HttpServletResponse.SC_FOUND);
 			return;
 		}
 		flushWriter();
 		this.buffer.reset();
-		this.capturing = false;
+		endCapture();
 		super.sendRedirect(location);
 	}
 
 	@Override
 	public void sendRedirect(String location, int sc, boolean clearBuffer) throws IOException {
-		if (this.holdRedirects && this.capturing) {
+		if (this.capture == Capture.HOLDING) {
 			holdRedirect(location, sc);
 			return;
 		}
 		flushWriter();
 		this.buffer.reset();
-		this.capturing = false;
+		endCapture();
 		super.sendRedirect(location, sc, clearBuffer);
 	}
 
@@ -483,7 +526,32 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		flushWriter();
 		this.errorSent = true;
 		this.buffer.reset();
-		this.capturing = false;
+		// a held response must be whole when its transaction commits; the container
+		// renders the error page after that, outside of the hold
+		if (this.capture == Capture.HOLDING) {
+			this.capture = Capture.ERROR_SENT_WHILE_HELD;
+		}
+		else {
+			endCapture();
+		}
+	}
+
+	/** Ends a running capture without a reason against storing what it holds. */
+	private void endCapture() {
+		if (this.capture.capturing) {
+			this.capture = Capture.ENDED;
+		}
+	}
+
+	/**
+	 * Ends the capture, not running, for {@code reason}; the first reason stays (a later
+	 * one is a consequence of the first: a body that overflowed and then streamed is too
+	 * large first).
+	 */
+	private void to(Capture reason) {
+		if (this.capture.reason == NotStoredReason.NONE) {
+			this.capture = reason;
+		}
 	}
 
 	/** Moves characters still inside this wrapper's own writer into the buffer. */
@@ -493,8 +561,8 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		}
 	}
 
-	private void passThrough() throws IOException {
-		this.capturing = false;
+	private void passThrough(Capture reason) throws IOException {
+		to(reason);
 		writeBuffer();
 	}
 
@@ -509,6 +577,59 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	private static boolean containsIgnoreCase(Map<String, ?> map, String name) {
 		String lower = name.toLowerCase(Locale.ROOT);
 		return map.keySet().stream().anyMatch((key) -> key.toLowerCase(Locale.ROOT).equals(lower));
+	}
+
+	/**
+	 * Where the capture of a response stands. Its first states run or have not begun; the
+	 * others tell why it ended early, and stay once reached.
+	 */
+	private enum Capture {
+
+		/** Not asked for (yet): everything passes through. */
+		OFF(false, NotStoredReason.NONE, false),
+
+		/** Body bytes are held back, up to the limit. */
+		CAPTURING(true, NotStoredReason.NONE, false),
+
+		/**
+		 * Everything is held back, redirects too, whatever the size (a transactional
+		 * request's response, which may not reach the client before its commit).
+		 */
+		HOLDING(true, NotStoredReason.NONE, false),
+
+		/** Ended with nothing against storing: written out, discarded or redirected. */
+		ENDED(false, NotStoredReason.NONE, false),
+
+		/** Something wrote or committed the response before capture was asked for. */
+		NOT_STARTED(false, NotStoredReason.NOT_CAPTURED, true),
+
+		/**
+		 * {@code sendError} while held: the container renders the body after the hold.
+		 */
+		ERROR_SENT_WHILE_HELD(false, NotStoredReason.ERROR_PAGE, true),
+
+		/** The response turned out to stream. */
+		STREAMED(false, NotStoredReason.STREAMING, true),
+
+		/** The body outgrew the limit and went through as written. */
+		OVERFLOWED(false, NotStoredReason.TOO_LARGE, false),
+
+		/** The buffer budget had no room: the body went through as written. */
+		OVER_BUDGET(false, NotStoredReason.OVER_BUDGET, false);
+
+		final boolean capturing;
+
+		final NotStoredReason reason;
+
+		/** Whether what was captured cannot be judged at all, so its status is not. */
+		final boolean reasonBeforeStatus;
+
+		Capture(boolean capturing, NotStoredReason reason, boolean reasonBeforeStatus) {
+			this.capturing = capturing;
+			this.reason = reason;
+			this.reasonBeforeStatus = reasonBeforeStatus;
+		}
+
 	}
 
 	/** The held-back body, readable in place so that the envelope is encoded from it. */
@@ -534,18 +655,15 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		@Override
 		public void write(byte[] b, int off, int len) throws IOException {
 			CapturingResponse response = CapturingResponse.this;
-			if (response.capturing && response.buffer.size() + (long) len > response.limit) {
-				response.overflowed = true;
-				response.passThrough();
+			if (response.capture.capturing && response.buffer.size() + (long) len > response.limit) {
+				response.passThrough(Capture.OVERFLOWED);
 			}
 			long size = response.buffer.size() + (long) len;
 			// within what is reserved already (most writes): no lock
-			if (response.capturing && size > response.reserved && !response.reserve(size)) {
-				response.overflowed = true;
-				response.overBudget = true;
-				response.passThrough();
+			if (response.capture.capturing && size > response.reserved && !response.reserve(size)) {
+				response.passThrough(Capture.OVER_BUDGET);
 			}
-			if (response.capturing) {
+			if (response.capture.capturing) {
 				response.buffer.write(b, off, len);
 			}
 			else {
@@ -555,14 +673,14 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 		@Override
 		public void flush() throws IOException {
-			if (!CapturingResponse.this.capturing) {
+			if (!CapturingResponse.this.capture.capturing) {
 				CapturingResponse.this.getResponse().getOutputStream().flush();
 			}
 		}
 
 		@Override
 		public void close() throws IOException {
-			if (!CapturingResponse.this.capturing) {
+			if (!CapturingResponse.this.capture.capturing) {
 				CapturingResponse.this.getResponse().getOutputStream().close();
 			}
 		}

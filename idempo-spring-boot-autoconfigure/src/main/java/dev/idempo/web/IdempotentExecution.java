@@ -445,30 +445,15 @@ final class IdempotentExecution {
 		}
 	}
 
+	/**
+	 * The handler's policy first (it decided before the response existed), then the one
+	 * decision on the response that the transactional execution takes too.
+	 */
 	private NotStoredReason notStoredReason(CapturingResponse response) {
 		if (this.policyReason != NotStoredReason.NONE) {
 			return this.policyReason;
 		}
-		if (response.isStreamed()) {
-			return NotStoredReason.STREAMING;
-		}
-		if (response.isCaptureFailed()) {
-			return NotStoredReason.NOT_CAPTURED;
-		}
-		if (response.isOverBudget()) {
-			return NotStoredReason.OVER_BUDGET;
-		}
-		if (response.isOverflowed()) {
-			return NotStoredReason.TOO_LARGE;
-		}
-		if (!isStorable(response.getStatus())) {
-			return NotStoredReason.STATUS;
-		}
-		return NotStoredReason.NONE;
-	}
-
-	static boolean isStorable(int status) {
-		return status >= 200 && status < 500 && status != 408 && status != 425 && status != 429;
+		return response.notStoredReason(this.settings.maxResponseSize());
 	}
 
 	/** What ends an execution. */

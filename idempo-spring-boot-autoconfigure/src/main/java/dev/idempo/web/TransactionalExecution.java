@@ -163,8 +163,12 @@ final class TransactionalExecution {
 			return;
 		}
 		NotStoredReason reason = rejectedBeforeHandler ? NotStoredReason.REJECTED_BEFORE_HANDLER
-				: rollbackReason(response, handlerFailed);
-		if (reason != NotStoredReason.NONE || response == null) {
+				: handlerFailed ? NotStoredReason.EXCEPTION : (response != null)
+						? response.notStoredReason(settings.maxResponseSize()) : NotStoredReason.NOT_CAPTURED;
+		// a response too large to keep is a success all the same: its work commits, with
+		// a
+		// record that answers 410; every other reason rolls back
+		if (response == null || (reason != NotStoredReason.NONE && reason != NotStoredReason.TOO_LARGE)) {
 			rollback(listener, reason);
 			return;
 		}
@@ -172,7 +176,7 @@ final class TransactionalExecution {
 		boolean committing = false;
 		boolean replayable = true;
 		try {
-			replayable = !this.storingRefused && response.capturedLength() <= settings.maxResponseSize();
+			replayable = !this.storingRefused && reason == NotStoredReason.NONE;
 			byte[] envelope = replayable ? response.envelope(settings::isReplayable, request, filters) : null;
 			replayable = envelope != null;
 			if (envelope == null) {
@@ -214,8 +218,8 @@ final class TransactionalExecution {
 		}
 		listener.onStoreOperation(this.owner.storeName(), StoreOperation.COMPLETE, System.nanoTime() - start, true);
 		listener.onResponse(replayable ? ResponseOutcome.STORED : ResponseOutcome.NOT_STORED,
-				replayable ? NotStoredReason.NONE : (response.capturedLength() > settings.maxResponseSize())
-						? NotStoredReason.TOO_LARGE : NotStoredReason.REFUSED);
+				replayable ? NotStoredReason.NONE
+						: (reason == NotStoredReason.TOO_LARGE) ? NotStoredReason.TOO_LARGE : NotStoredReason.REFUSED);
 	}
 
 	/**
@@ -250,25 +254,6 @@ final class TransactionalExecution {
 
 	private boolean begin() {
 		return this.ended.compareAndSet(false, true);
-	}
-
-	private static NotStoredReason rollbackReason(@Nullable CapturingResponse response, boolean handlerFailed) {
-		if (handlerFailed) {
-			return NotStoredReason.EXCEPTION;
-		}
-		if (response == null || response.isCaptureFailed()) {
-			return NotStoredReason.NOT_CAPTURED;
-		}
-		if (response.isErrorSent()) {
-			return NotStoredReason.ERROR_PAGE;
-		}
-		if (response.isStreamed()) {
-			return NotStoredReason.STREAMING;
-		}
-		if (!IdempotentExecution.isStorable(response.getStatus())) {
-			return NotStoredReason.STATUS;
-		}
-		return NotStoredReason.NONE;
 	}
 
 	private void rollback(IdempotencyListener listener, NotStoredReason reason) {

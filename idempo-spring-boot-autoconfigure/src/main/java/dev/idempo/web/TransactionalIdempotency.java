@@ -9,7 +9,7 @@ import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.store.StoredRecord;
-import dev.idempo.store.jdbc.TransactionalRecords;
+import dev.idempo.store.TransactionalStore;
 import dev.idempo.transaction.TransactionalClaims;
 
 import org.springframework.transaction.PlatformTransactionManager;
@@ -49,7 +49,7 @@ public class TransactionalIdempotency {
 	 * @param timeout the timeout of idempo's own statements
 	 */
 	public TransactionalIdempotency(PlatformTransactionManager transactionManager, DataSource dataSource,
-			TransactionalRecords records, Duration timeout) {
+			TransactionalStore records, Duration timeout) {
 		this(new TransactionalClaims(transactionManager, dataSource, records, timeout));
 	}
 
@@ -63,7 +63,7 @@ public class TransactionalIdempotency {
 	 * @param timeout the timeout of idempo's own statements
 	 */
 	public TransactionalIdempotency(Supplier<PlatformTransactionManager> transactionManager, DataSource dataSource,
-			TransactionalRecords records, Duration timeout) {
+			TransactionalStore records, Duration timeout) {
 		this(new TransactionalClaims(transactionManager, dataSource, records, timeout));
 	}
 
@@ -99,7 +99,7 @@ public class TransactionalIdempotency {
 		return this.claims.dataSource();
 	}
 
-	TransactionalRecords records() {
+	TransactionalStore records() {
 		return this.claims.records();
 	}
 

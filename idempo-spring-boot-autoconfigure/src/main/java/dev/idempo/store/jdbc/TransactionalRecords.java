@@ -8,6 +8,7 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.store.StoredRecord;
+import dev.idempo.store.TransactionalStore;
 import dev.idempo.store.jdbc.SqlPipeline.Result;
 import dev.idempo.store.jdbc.SqlPipeline.Sql;
 
@@ -33,7 +34,7 @@ import org.springframework.util.Assert;
  *
  * @author idempo
  */
-public final class TransactionalRecords {
+public final class TransactionalRecords implements TransactionalStore {
 
 	private final JdbcDialect dialect;
 
@@ -148,7 +149,8 @@ public final class TransactionalRecords {
 	 * lock was granted (PostgreSQL: only at {@code READ COMMITTED}); if not, the claim
 	 * must be made again in a transaction that is
 	 */
-	public record Claim(boolean locked, @Nullable StoredRecord record, boolean snapshotFollowsLock) {
+	public record Claim(boolean locked, @Nullable StoredRecord record,
+			boolean snapshotFollowsLock) implements TransactionalStore.Claim {
 	}
 
 }

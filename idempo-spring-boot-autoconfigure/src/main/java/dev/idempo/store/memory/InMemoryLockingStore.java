@@ -3,6 +3,8 @@ package dev.idempo.store.memory;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -239,6 +241,18 @@ public final class InMemoryLockingStore implements LockingStore {
 		this.completionOrder.clear();
 		this.completedCount.set(0);
 		this.completedBytes.set(0);
+	}
+
+	/**
+	 * Always answers: tells how many completed records are held and their bytes.
+	 * @return {@code entries} and {@code bytes}
+	 */
+	@Override
+	public Map<String, Object> checkHealth() {
+		Map<String, Object> details = new LinkedHashMap<>();
+		details.put("entries", size());
+		details.put("bytes", sizeInBytes());
+		return details;
 	}
 
 	/**

@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -433,6 +434,17 @@ public final class RedisLockingStore implements LockingStore {
 		catch (DataAccessException | PoolException ex) {
 			throw new LockingStoreException("Redis evict failed: " + ex.getMessage(), ex);
 		}
+	}
+
+	/**
+	 * Checks that Redis answers a {@code PING} on the store's connection factory.
+	 * @return no details
+	 * @throws LockingStoreException if Redis does not answer
+	 */
+	@Override
+	public Map<String, Object> checkHealth() {
+		ping();
+		return Map.of();
 	}
 
 	/**

@@ -1,0 +1,30 @@
+package dev.idempo.actuate;
+
+import org.junit.jupiter.api.AfterAll;
+
+import dev.idempo.testsupport.SqlStoreProperties;
+import dev.idempo.testsupport.TestDatabases;
+
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * The {@code idempo} Actuator endpoint over HTTP on the PostgreSQL store.
+ */
+@DirtiesContext
+class PostgresIdempotencyEndpointHttpTests extends IdempotencyEndpointHttpTests {
+
+	private static final String TABLE = SqlStoreProperties.randomTable();
+
+	@DynamicPropertySource
+	static void postgres(DynamicPropertyRegistry registry) {
+		SqlStoreProperties.register(registry, TestDatabases.postgres(), "postgres", TABLE);
+	}
+
+	@AfterAll
+	static void dropTable() {
+		TestDatabases.postgres().dropTable(TABLE);
+	}
+
+}

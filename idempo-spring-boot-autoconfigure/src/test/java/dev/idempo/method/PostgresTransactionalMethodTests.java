@@ -1,0 +1,54 @@
+package dev.idempo.method;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+import dev.idempo.testsupport.SqlStoreProperties;
+import dev.idempo.testsupport.TestDatabases;
+import dev.idempo.testsupport.TestDatabases.TestDatabase;
+
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * Transactional idempotent methods on the postgres store.
+ *
+ * @author idempo
+ */
+class PostgresTransactionalMethodTests extends TransactionalMethodTests {
+
+	private static final String TABLE = SqlStoreProperties.randomTable();
+
+	private static final String LEDGER = "ledger_" + TABLE;
+
+	@DynamicPropertySource
+	static void database(DynamicPropertyRegistry registry) {
+		SqlStoreProperties.register(registry, TestDatabases.postgres(), "postgres", TABLE);
+		registry.add("spring.autoconfigure.exclude", () -> HIBERNATE);
+		registry.add("test.ledger-table", () -> LEDGER);
+	}
+
+	@BeforeAll
+	static void createLedger() {
+		TestDatabases.postgres()
+			.jdbc()
+			.execute("CREATE TABLE " + LEDGER + " (id VARCHAR(64) NOT NULL, amount INT NOT NULL)");
+	}
+
+	@AfterAll
+	static void dropTables() {
+		TestDatabases.postgres().dropTable(TABLE);
+		TestDatabases.postgres().dropTable(LEDGER);
+	}
+
+	@Override
+	TestDatabase database() {
+		return TestDatabases.postgres();
+	}
+
+	@Override
+	String table() {
+		return TABLE;
+	}
+
+}

@@ -1,0 +1,97 @@
+package dev.idempo.web;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Random;
+
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import org.springframework.mock.web.MockHttpServletRequest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Reading the body for the fingerprint, whatever the declared length says.
+ *
+ * @author idempo
+ */
+class BufferedBodyRequestTests {
+
+	@ParameterizedTest
+	@ValueSource(ints = { 0, 1, 300, 8192, 100_000 })
+	void bodyIsReadWholeAndTheHandlerReadsItAgain(int size) throws IOException {
+		byte[] content = bytes(size);
+		BufferedBodyRequest request = new BufferedBodyRequest(post(content, content.length));
+		assertThat(request.body(1024 * 1024)).isEqualTo(content);
+		assertThat(request.getInputStream().readAllBytes()).isEqualTo(content);
+	}
+
+	@ParameterizedTest
+	@ValueSource(longs = { -1, 0, 10, 299, 301, 5_000_000 })
+	void declaredLengthIsOnlyAHint(long declared) throws IOException {
+		byte[] content = bytes(300);
+		BufferedBodyRequest request = new BufferedBodyRequest(post(content, declared));
+		assertThat(request.body(1024 * 1024)).isEqualTo(content);
+	}
+
+	@Test
+	void bodyOfExactlyTheLimitIsReadAndOneMoreByteIsTooLarge() throws IOException {
+		assertThat(new BufferedBodyRequest(post(bytes(100), 100)).body(100)).hasSize(100);
+		assertThatExceptionOfType(BufferedBodyRequest.RequestTooLargeException.class)
+			.isThrownBy(() -> new BufferedBodyRequest(post(bytes(101), 101)).body(100));
+		assertThatExceptionOfType(BufferedBodyRequest.RequestTooLargeException.class)
+			.isThrownBy(() -> new BufferedBodyRequest(post(bytes(5000), -1)).body(100))
+			.satisfies((ex) -> assertThat(ex.getMaxSize()).isEqualTo(100));
+	}
+
+	@Test
+	void bytesAFilterReadFirstAreKept() throws IOException {
+		byte[] content = bytes(5000);
+		BufferedBodyRequest request = new BufferedBodyRequest(post(content, content.length));
+		InputStream in = request.getInputStream();
+		byte[] head = in.readNBytes(1234);
+		assertThat(head).hasSize(1234);
+		assertThat(request.body(1024 * 1024)).isEqualTo(content);
+		assertThatExceptionOfType(BufferedBodyRequest.RequestTooLargeException.class)
+			.isThrownBy(() -> readFirstThenBody(content, 1234, 4999));
+	}
+
+	private static byte[] readFirstThenBody(byte[] content, int first, long maxSize) throws IOException {
+		BufferedBodyRequest request = new BufferedBodyRequest(post(content, content.length));
+		request.getInputStream().readNBytes(first);
+		return request.body(maxSize);
+	}
+
+	private static HttpServletRequestWrapper post(byte[] content, long declaredLength) {
+		MockHttpServletRequest request = new MockHttpServletRequest("POST", "/orders");
+		request.setContent(content);
+		return new HttpServletRequestWrapper(request) {
+
+			@Override
+			public long getContentLengthLong() {
+				return declaredLength;
+			}
+
+			@Override
+			public int getContentLength() {
+				return (int) declaredLength;
+			}
+
+		};
+	}
+
+	private static byte[] bytes(int size) {
+		byte[] bytes = new byte[size];
+		new Random(size).nextBytes(bytes);
+		if (size > 0) {
+			bytes[0] = "{".getBytes(StandardCharsets.UTF_8)[0];
+		}
+		return bytes;
+	}
+
+}

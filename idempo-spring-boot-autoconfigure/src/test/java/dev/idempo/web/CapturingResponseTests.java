@@ -1,0 +1,207 @@
+package dev.idempo.web;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
+import org.junit.jupiter.api.Test;
+
+import dev.idempo.core.IdempotencyListener.NotStoredReason;
+import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.ResponseEnvelope;
+
+import org.springframework.mock.web.MockHttpServletResponse;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Holding back a response and letting it go.
+ *
+ * @author idempo
+ */
+class CapturingResponseTests {
+
+	private static final IdempotencySettings settings = IdempotencySettings.defaults();
+
+	@Test
+	void envelopeIsTheEncodedCapturedResponse() throws IOException {
+		MockHttpServletResponse servletResponse = new MockHttpServletResponse();
+		servletResponse.setHeader("X-Request-Id", "set by a filter");
+		CapturingResponse response = new CapturingResponse(servletResponse);
+		response.startCapture(1024);
+		response.setStatus(201);
+		response.setContentType("application/json");
+		response.setHeader("Location", "/orders/1");
+		response.addHeader("Set-Cookie", "session=1");
+		response.getWriter().write("{\"id\":1,");
+		response.getWriter().write("\"name\":\"pen\"}");
+		assertThat(response.envelope(settings::isReplayable))
+			.isEqualTo(ResponseEnvelope.encode(response.captured(settings::isReplayable)));
+		assertThat(response.captured(settings::isReplayable).headers()).containsOnlyKeys("Content-Type", "Location");
+		assertThat(servletResponse.getContentAsByteArray()).isEmpty();
+		response.flushToClient();
+		assertThat(servletResponse.getContentAsString()).isEqualTo("{\"id\":1,\"name\":\"pen\"}");
+		assertThat(servletResponse.getContentLength()).isEqualTo(21);
+	}
+
+	@Test
+	void streamingLetsHeldBytesGoAndIsRemembered() throws IOException {
+		MockHttpServletResponse servletResponse = new MockHttpServletResponse();
+		CapturingResponse response = new CapturingResponse(servletResponse);
+		response.startCapture(1024);
+		response.getOutputStream().write("first ".getBytes(StandardCharsets.UTF_8));
+		assertThat(response.isStreamed()).isFalse();
+		response.stopCapture();
+		response.getOutputStream().write("second".getBytes(StandardCharsets.UTF_8));
+		assertThat(response.isStreamed()).isTrue();
+		assertThat(response.isCapturing()).isFalse();
+		assertThat(servletResponse.getContentAsString()).isEqualTo("first second");
+	}
+
+	@Test
+	void heldBytesAreReservedAndAResponseBeyondTheBudgetGoesOutUnstored() throws IOException {
+		BufferBudget budget = new BufferBudget(100);
+		MockHttpServletResponse servletResponse = new MockHttpServletResponse();
+		CapturingResponse response = new CapturingResponse(servletResponse, budget);
+		response.startCapture(1024);
+		String first = "123456";
+		String second = "a".repeat(40);
+		String third = "b".repeat(40);
+		response.getOutputStream().write(first.getBytes(StandardCharsets.UTF_8));
+		assertThat(budget.used()).as("the buffer's first capacity").isEqualTo(32);
+		response.getOutputStream().write(second.getBytes(StandardCharsets.UTF_8));
+		assertThat(budget.used()).as("the capacity it doubled to").isEqualTo(64);
+		assertThat(servletResponse.getContentAsByteArray()).isEmpty();
+		response.getOutputStream().write(third.getBytes(StandardCharsets.UTF_8));
+		assertThat(response.isOverBudget()).as("doubling again would take 128 bytes").isTrue();
+		assertThat(response.isOverflowed()).isTrue();
+		assertThat(response.isCapturing()).isFalse();
+		assertThat(servletResponse.getContentAsString()).isEqualTo(first + second + third);
+		assertThat(budget.refused()).isEqualTo(1);
+		response.releaseBudget();
+		response.releaseBudget();
+		assertThat(budget.used()).isZero();
+	}
+
+	@Test
+	void aResponseHeldForATransactionCountsButIsNeverRefused() throws IOException {
+		BufferBudget budget = new BufferBudget(4);
+		MockHttpServletResponse servletResponse = new MockHttpServletResponse();
+		CapturingResponse response = new CapturingResponse(servletResponse, budget);
+		response.startHolding();
+		response.getOutputStream().write("held whole".getBytes(StandardCharsets.UTF_8));
+		assertThat(response.isOverBudget()).isFalse();
+		assertThat(budget.used()).as("the buffer's capacity, over the budget").isEqualTo(32);
+		assertThat(servletResponse.getContentAsByteArray()).isEmpty();
+		CapturingResponse other = new CapturingResponse(new MockHttpServletResponse(), budget);
+		other.startCapture(1024);
+		other.getOutputStream().write('x');
+		assertThat(other.isOverBudget()).as("no room left for others").isTrue();
+		response.flushToClient();
+		response.releaseBudget();
+		assertThat(servletResponse.getContentAsString()).isEqualTo("held whole");
+		assertThat(budget.used()).isZero();
+	}
+
+	@Test
+	void aCapturedSuccessIsStorable() throws IOException {
+		CapturingResponse response = captured(201, "{}");
+		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.NONE);
+	}
+
+	@Test
+	void aServerErrorOrARetryLaterStatusIsNotStorable() throws IOException {
+		for (int status : new int[] { 500, 503, 408, 425, 429, 101 }) {
+			assertThat(captured(status, "{}").notStoredReason(1024)).as("status %d", status)
+				.isEqualTo(NotStoredReason.STATUS);
+		}
+		assertThat(captured(422, "{}").notStoredReason(1024)).isEqualTo(NotStoredReason.NONE);
+	}
+
+	@Test
+	void aResponseWrittenBeforeCaptureIsNotCapturedWhateverFollows() throws IOException {
+		MockHttpServletResponse servletResponse = new MockHttpServletResponse();
+		CapturingResponse response = new CapturingResponse(servletResponse);
+		response.getWriter().write("written by a filter");
+		response.startCapture(1024);
+		assertThat(response.isCaptureFailed()).isTrue();
+		response.stopCapture();
+		response.setStatus(500);
+		assertThat(response.notStoredReason(1024)).as("the first reason stays").isEqualTo(NotStoredReason.NOT_CAPTURED);
+	}
+
+	@Test
+	void aStreamedResponseIsNotStorableWhateverItsStatus() throws IOException {
+		CapturingResponse response = captured(500, "first");
+		response.stopCapture();
+		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.STREAMING);
+	}
+
+	@Test
+	void aServerErrorOverTheLimitIsAStatusFirst() throws IOException {
+		CapturingResponse tooLarge = captured(200, "x".repeat(20));
+		tooLarge.getOutputStream().write("y".repeat(20).getBytes(StandardCharsets.UTF_8));
+		assertThat(tooLarge.isOverflowed()).isTrue();
+		assertThat(tooLarge.notStoredReason(32)).isEqualTo(NotStoredReason.TOO_LARGE);
+		tooLarge.setStatus(500);
+		assertThat(tooLarge.notStoredReason(32)).isEqualTo(NotStoredReason.STATUS);
+	}
+
+	@Test
+	void aResponseBeyondTheBudgetIsOverBudget() throws IOException {
+		CapturingResponse response = new CapturingResponse(new MockHttpServletResponse(), new BufferBudget(16));
+		response.startCapture(1024);
+		response.getOutputStream().write("z".repeat(40).getBytes(StandardCharsets.UTF_8));
+		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.OVER_BUDGET);
+	}
+
+	@Test
+	void aHeldResponseIsJudgedByItsSizeAtTheEnd() throws IOException {
+		CapturingResponse response = new CapturingResponse(new MockHttpServletResponse());
+		response.startHolding();
+		response.getOutputStream().write("w".repeat(100).getBytes(StandardCharsets.UTF_8));
+		assertThat(response.isCapturing()).as("held whole whatever its size").isTrue();
+		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.NONE);
+		assertThat(response.notStoredReason(99)).isEqualTo(NotStoredReason.TOO_LARGE);
+		response.setStatus(503);
+		assertThat(response.notStoredReason(99)).as("a failure rolls back, however large")
+			.isEqualTo(NotStoredReason.STATUS);
+	}
+
+	@Test
+	void anErrorSentWhileHeldIsAnErrorPageButOnlyAStatusWhileCaptured() throws IOException {
+		CapturingResponse held = new CapturingResponse(new MockHttpServletResponse());
+		held.startHolding();
+		held.sendError(404);
+		assertThat(held.isErrorSent()).isTrue();
+		assertThat(held.notStoredReason(1024)).as("the container renders the page after the commit")
+			.isEqualTo(NotStoredReason.ERROR_PAGE);
+		CapturingResponse capturedOnly = new CapturingResponse(new MockHttpServletResponse());
+		capturedOnly.startCapture(1024);
+		capturedOnly.sendError(404);
+		assertThat(capturedOnly.isErrorSent()).isTrue();
+		assertThat(capturedOnly.notStoredReason(1024)).as("what the client got: its status")
+			.isEqualTo(NotStoredReason.NONE);
+	}
+
+	@Test
+	void aRedirectWhileHeldStaysHeld() throws IOException {
+		MockHttpServletResponse servletResponse = new MockHttpServletResponse();
+		CapturingResponse response = new CapturingResponse(servletResponse);
+		response.startHolding();
+		response.sendRedirect("/orders/1");
+		assertThat(servletResponse.isCommitted()).as("not sent before the commit").isFalse();
+		assertThat(servletResponse.getHeader("Location")).isEqualTo("/orders/1");
+		assertThat(response.getStatus()).isEqualTo(302);
+		assertThat(response.isCapturing()).isTrue();
+		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.NONE);
+	}
+
+	private static CapturingResponse captured(int status, String body) throws IOException {
+		CapturingResponse response = new CapturingResponse(new MockHttpServletResponse());
+		response.startCapture(32);
+		response.setStatus(status);
+		response.getOutputStream().write(body.getBytes(StandardCharsets.UTF_8));
+		return response;
+	}
+
+}

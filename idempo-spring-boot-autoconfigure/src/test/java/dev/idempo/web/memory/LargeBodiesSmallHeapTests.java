@@ -1,0 +1,187 @@
+package dev.idempo.web.memory;
+
+import java.io.File;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * 64 concurrent 8 MB POSTs with fresh keys to an idempotent handler of an application
+ * with a 256 MB heap: every request is answered 201 or 503 {@code server-busy} (with
+ * {@code Retry-After}), none 500 or cut, and the application stays up; the same load on a
+ * functional endpoint without keys is never buffered, and every request succeeds. Held
+ * responses share the budget: 64 concurrent keyed 6 MB responses (384 MB in all) are each
+ * answered whole; those that fit were stored and replay byte for byte, the others went
+ * out unstored and run again on retry.
+ */
+class LargeBodiesSmallHeapTests {
+
+	private static final int BODY = 8 * 1024 * 1024;
+
+	private static final int CONCURRENT = 64;
+
+	private static final int RESPONSE = 6 * 1024 * 1024;
+
+	private static Process process;
+
+	private static int port;
+
+	private static Path directory;
+
+	@BeforeAll
+	static void start() throws Exception {
+		directory = Files.createTempDirectory("idempo-small-heap");
+		Path portFile = directory.resolve("port");
+		Path log = Path.of("target", "small-heap-" + System.currentTimeMillis() + ".log");
+		Files.createDirectories(log.getParent());
+		String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+		String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+		List<String> command = List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp",
+				classPath, SmallHeapApplication.class.getName(), "--server.port=0",
+				"--test.port-file=" + portFile.toAbsolutePath(),
+				"--spring.autoconfigure.exclude="
+						+ "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+				"--idempo.store.type=memory", "--idempo.max-response-size=16MB");
+		process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+		while (!Files.exists(portFile) && process.isAlive() && System.nanoTime() < deadline) {
+			Thread.onSpinWait();
+		}
+		assertThat(Files.exists(portFile)).as("the application started (log: %s)", log.toAbsolutePath()).isTrue();
+		port = Integer.parseInt(Files.readString(portFile, StandardCharsets.UTF_8).trim());
+	}
+
+	@AfterAll
+	static void stop() throws Exception {
+		if (process != null) {
+			process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+		}
+		if (directory != null) {
+			for (File file : directory.toFile().listFiles()) {
+				Files.deleteIfExists(file.toPath());
+			}
+			Files.deleteIfExists(directory);
+		}
+	}
+
+	@Test
+	void keyedRequestsAreAnsweredOrRefusedNeverFailed() {
+		Map<Integer, AtomicInteger> statuses = send("/upload", true);
+		assertThat(statuses.keySet()).as("statuses %s", statuses).isSubsetOf(201, 503);
+		assertThat(statuses.get(201)).as("some ran").isNotNull();
+		assertThat(process.isAlive()).isTrue();
+	}
+
+	@Test
+	void requestsWithoutKeysAreNeverBuffered() {
+		Map<Integer, AtomicInteger> statuses = send("/functional/upload", false);
+		assertThat(statuses).as("statuses %s", statuses).containsOnlyKeys(201);
+		assertThat(statuses.get(201)).hasValue(CONCURRENT);
+		assertThat(process.isAlive()).isTrue();
+	}
+
+	@Test
+	void heldResponsesShareTheBudget() {
+		HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+		List<String> keys = new ArrayList<>();
+		for (int i = 0; i < CONCURRENT; i++) {
+			keys.add(UUID.randomUUID().toString());
+		}
+		List<HttpResponse<byte[]>> first = download(client, keys);
+		for (HttpResponse<byte[]> response : first) {
+			assertThat(response.statusCode()).isEqualTo(200);
+			assertWhole(response.body());
+		}
+		assertThat(process.isAlive()).isTrue();
+		// one at a time now: the ones stored under the load replay, the others run again,
+		// alone, within the budget, and are stored
+		int replayed = 0;
+		for (String key : keys) {
+			HttpResponse<byte[]> again = download(client, List.of(key)).get(0);
+			assertThat(again.statusCode()).isEqualTo(200);
+			assertWhole(again.body());
+			if (again.headers().firstValue("Idempotent-Replayed").isPresent()) {
+				replayed++;
+			}
+		}
+		for (String key : keys) {
+			HttpResponse<byte[]> third = download(client, List.of(key)).get(0);
+			assertThat(third.headers().firstValue("Idempotent-Replayed")).as("every response stored by now")
+				.isPresent();
+			assertWhole(third.body());
+		}
+		System.out.printf("[idempo tests] 64 concurrent 6 MB responses on a 256 MB heap: %d stored under the load%n",
+				replayed);
+	}
+
+	private static List<HttpResponse<byte[]>> download(HttpClient client, List<String> keys) {
+		List<CompletableFuture<HttpResponse<byte[]>>> all = new ArrayList<>();
+		for (String key : keys) {
+			HttpRequest request = HttpRequest
+				.newBuilder(URI.create("http://127.0.0.1:" + port + "/download?size=" + RESPONSE))
+				.timeout(Duration.ofSeconds(120))
+				.header("Idempotency-Key", key)
+				.POST(HttpRequest.BodyPublishers.noBody())
+				.build();
+			all.add(client.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray()));
+		}
+		return all.stream().map(CompletableFuture::join).toList();
+	}
+
+	private static void assertWhole(byte[] body) {
+		assertThat(body).hasSize(RESPONSE);
+		for (int i = 0; i < body.length; i++) {
+			if (body[i] != SmallHeapApplication.pattern(i)) {
+				throw new AssertionError("byte " + i + " differs");
+			}
+		}
+	}
+
+	private static Map<Integer, AtomicInteger> send(String path, boolean withKeys) {
+		byte[] body = new byte[BODY];
+		HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+		Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
+		List<CompletableFuture<Void>> all = new ArrayList<>();
+		for (int i = 0; i < CONCURRENT; i++) {
+			HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+				.timeout(Duration.ofSeconds(120))
+				.header("Content-Type", "application/octet-stream")
+				.POST(HttpRequest.BodyPublishers.ofByteArray(body));
+			if (withKeys) {
+				request.header("Idempotency-Key", UUID.randomUUID().toString());
+			}
+			all.add(client.sendAsync(request.build(), HttpResponse.BodyHandlers.ofString())
+				.handle((response, failure) -> {
+					int status = (response != null) ? response.statusCode() : -1;
+					if (response != null && status == 503) {
+						assertThat(response.headers().firstValue("Retry-After")).isPresent();
+						assertThat(response.body()).contains("https://idempo.dev/problems/server-busy");
+					}
+					statuses.computeIfAbsent(status, (key) -> new AtomicInteger()).incrementAndGet();
+					return null;
+				}));
+		}
+		CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).join();
+		return statuses;
+	}
+
+}
