@@ -13,7 +13,7 @@ import org.springframework.web.client.RestClient;
 
 /**
  * The client snippets of the documentation ("The calling side"), compiled here;
- * {@link ClientSnippetsTest} runs the client built by hand against a server.
+ * {@link ClientSnippetsTests} runs the client built by hand against a server.
  */
 final class ClientSnippets {
 

@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  *
  * @author idempo
  */
-class OperationTest {
+class OperationTests {
 
 	private final Holder holder = new Holder("key", "token");
 

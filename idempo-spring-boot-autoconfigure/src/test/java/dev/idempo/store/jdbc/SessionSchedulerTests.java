@@ -30,7 +30,7 @@ import static org.awaitility.Awaitility.await;
  *
  * @author idempo
  */
-class SessionSchedulerTest {
+class SessionSchedulerTests {
 
 	private static String table;
 

@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author idempo
  */
-class MySqlLockingStoreStatementAtATimeTest extends MySqlLockingStoreTest {
+class MySqlLockingStoreStatementAtATimeTests extends MySqlLockingStoreTests {
 
 	@Override
 	DataSource dataSource(TestDatabase database) {

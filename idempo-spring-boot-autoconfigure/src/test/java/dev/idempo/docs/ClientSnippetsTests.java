@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Runs the documentation's client built by hand: a 503 is retried with the same key, and
  * the interceptor added after idempo's runs on every attempt.
  */
-class ClientSnippetsTest {
+class ClientSnippetsTests {
 
 	@Test
 	void clientBuiltByHandRetriesWithTheSameKeyAndRunsLaterInterceptorsOnEveryAttempt() throws IOException {

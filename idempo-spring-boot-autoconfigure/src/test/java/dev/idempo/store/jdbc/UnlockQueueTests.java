@@ -14,7 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author idempo
  */
-class UnlockQueueTest {
+class UnlockQueueTests {
 
 	private static final long GENERATION = 7;
 

@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author idempo
  */
-class MySqlPlainLockingStoreTest extends MySqlLockingStoreTest {
+class MySqlPlainLockingStoreTests extends MySqlLockingStoreTests {
 
 	@Override
 	JdbcLockingStore newStore(DataSource dataSource, JdbcStoreSettings settings) {

@@ -26,7 +26,7 @@ import static org.awaitility.Awaitility.await;
  *
  * @author idempo
  */
-class PostgresLockingStoreTest extends JdbcLockingStoreTests {
+class PostgresLockingStoreTests extends JdbcLockingStoreTests {
 
 	private static final String HOLDER_SQL = "SELECT pid FROM pg_locks WHERE locktype = 'advisory'"
 			+ " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"

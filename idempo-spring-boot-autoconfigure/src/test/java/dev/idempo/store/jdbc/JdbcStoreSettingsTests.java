@@ -13,7 +13,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
  *
  * @author idempo
  */
-class JdbcStoreSettingsTest {
+class JdbcStoreSettingsTests {
 
 	@Test
 	void defaultNetworkTimeoutIsTwiceTheTimeoutAndAtLeastTenSeconds() {

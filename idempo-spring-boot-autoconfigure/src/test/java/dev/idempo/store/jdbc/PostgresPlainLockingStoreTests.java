@@ -22,7 +22,7 @@ import static org.awaitility.Awaitility.await;
  *
  * @author idempo
  */
-class PostgresPlainLockingStoreTest extends PostgresLockingStoreTest {
+class PostgresPlainLockingStoreTests extends PostgresLockingStoreTests {
 
 	@Override
 	JdbcLockingStore newStore(DataSource dataSource, JdbcStoreSettings settings) {

@@ -14,7 +14,7 @@ import org.springframework.test.context.DynamicPropertySource;
  *
  * @author idempo
  */
-class MySqlPlainPoolStarvationTest extends PoolStarvationTests {
+class MySqlPlainPoolStarvationTests extends PoolStarvationTests {
 
 	private static final String TABLE = SqlStoreProperties.randomTable();
 

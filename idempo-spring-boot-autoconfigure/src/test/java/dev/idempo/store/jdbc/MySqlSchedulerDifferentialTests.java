@@ -13,7 +13,7 @@ import dev.idempo.testsupport.TestDatabases.TestDatabase;
  *
  * @author idempo
  */
-class MySqlSchedulerDifferentialTest extends SchedulerDifferentialTests {
+class MySqlSchedulerDifferentialTests extends SchedulerDifferentialTests {
 
 	@Override
 	TestDatabase database() {

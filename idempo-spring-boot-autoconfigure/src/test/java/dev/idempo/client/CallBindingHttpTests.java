@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * @author idempo
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class CallBindingHttpTest {
+class CallBindingHttpTests {
 
 	private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 

@@ -11,7 +11,7 @@ import dev.idempo.testsupport.TestDatabases.TestDatabase;
  *
  * @author idempo
  */
-class MySqlConnectorJLockingStoreTest extends MySqlLockingStoreTest {
+class MySqlConnectorJLockingStoreTests extends MySqlLockingStoreTests {
 
 	@Override
 	DataSource dataSource(TestDatabase database) {

@@ -17,7 +17,7 @@ import static org.awaitility.Awaitility.await;
  *
  * @author idempo
  */
-class KeyGuardTest {
+class KeyGuardTests {
 
 	private final KeyGuard guard = new KeyGuard();
 

@@ -26,7 +26,7 @@ import static org.awaitility.Awaitility.await;
  *
  * @author idempo
  */
-class MySqlLockingStoreTest extends JdbcLockingStoreTests {
+class MySqlLockingStoreTests extends JdbcLockingStoreTests {
 
 	@Override
 	TestDatabase database() {

@@ -10,7 +10,7 @@ import dev.idempo.testsupport.TestDatabases.TestDatabase;
  *
  * @author idempo
  */
-class PostgresSchedulerDifferentialTest extends SchedulerDifferentialTests {
+class PostgresSchedulerDifferentialTests extends SchedulerDifferentialTests {
 
 	@Override
 	TestDatabase database() {

@@ -14,7 +14,7 @@ import org.springframework.test.context.DynamicPropertySource;
  *
  * @author idempo
  */
-class PostgresPlainPoolStarvationTest extends PoolStarvationTests {
+class PostgresPlainPoolStarvationTests extends PoolStarvationTests {
 
 	private static final String TABLE = SqlStoreProperties.randomTable();
 

@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  *
  * @author idempo
  */
-class SqlPipelineTest {
+class SqlPipelineTests {
 
 	@ParameterizedTest
 	@ValueSource(booleans = { true, false })
