@@ -182,7 +182,7 @@ class IdempotencyClientAutoConfigurationTests {
 			}
 		}
 		assertThat(properties).hasSize(10);
-		String readme = Files.readString(Path.of("..", "README.md"));
+		String readme = Files.readString(Path.of("..", "docs", "client.md"));
 		YamlPropertiesFactoryBean yaml = new YamlPropertiesFactoryBean();
 		yaml.setResources(new FileSystemResource(
 				Path.of("..", "idempo-sample-app", "src", "main", "resources", "application.yml")));
