@@ -78,6 +78,24 @@ class IdempotencyClientAutoConfigurationTests {
 	}
 
 	@Test
+	void itStaysFirstAndSingleBehindAnUnorderedCustomizerAClonedBuilderAndASecondCustomization() {
+		this.runner.withPropertyValues("idempo.client.enabled=true")
+			.withUserConfiguration(UnorderedInserting.class)
+			.run((context) -> {
+				IdempotencyClientInterceptor interceptor = context.getBean(IdempotencyClientInterceptor.class);
+				RestClient.Builder builder = context.getBean(RestClient.Builder.class);
+				assertThat(interceptors(builder)).containsExactly(interceptor, OtherInterceptors.FRONT);
+				RestClient.Builder clone = builder.clone().requestInterceptor(OtherInterceptors.OTHER);
+				context.getBeanProvider(RestClientCustomizer.class)
+					.orderedStream()
+					.forEach((customizer) -> customizer.customize(clone));
+				assertThat(interceptors(clone)).first().isSameAs(interceptor);
+				assertThat(interceptors(clone)).filteredOn((candidate) -> candidate == interceptor).hasSize(1);
+				assertThat(interceptors(clone)).last().isSameAs(OtherInterceptors.OTHER);
+			});
+	}
+
+	@Test
 	void propertiesBecomeTheInterceptorsSettings() {
 		this.runner
 			.withPropertyValues("idempo.client.enabled=true", "idempo.client.methods=post,put",
@@ -198,6 +216,17 @@ class IdempotencyClientAutoConfigurationTests {
 		List<ClientHttpRequestInterceptor> interceptors = new ArrayList<>();
 		builder.requestInterceptors(interceptors::addAll);
 		return interceptors;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UnorderedInserting {
+
+		@Bean
+		RestClientCustomizer unorderedInsertingCustomizer() {
+			return (builder) -> builder
+				.requestInterceptors((interceptors) -> interceptors.add(0, OtherInterceptors.FRONT));
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
