@@ -59,7 +59,8 @@ import org.springframework.util.backoff.BackOffExecution;
  * It must be the first (outermost) of a client's interceptors, so that the interceptors
  * after it run again on every attempt (Spring Framework 7 builds the chain so that each
  * {@link ClientHttpRequestExecution#execute} call runs the rest of it anew, down to a new
- * request of the request factory); the auto-configuration puts it there. Spring buffers
+ * request of the request factory), each attempt with a copy of the caller's headers so
+ * that what they add is added once; the auto-configuration puts it there. Spring buffers
  * the body of every request that goes through interceptors, so the body it is given can
  * always be sent again. Attempts run on the calling thread, which waits between them:
  * {@link Thread#interrupt() interrupting} it ends the call with an
