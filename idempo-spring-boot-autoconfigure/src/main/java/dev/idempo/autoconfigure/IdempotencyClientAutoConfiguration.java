@@ -3,6 +3,8 @@ package dev.idempo.autoconfigure;
 import java.util.List;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import dev.idempo.client.IdempotencyClientInterceptor;
 import dev.idempo.client.IdempotencyClientListener;
@@ -40,6 +42,8 @@ import org.springframework.http.client.ClientHttpRequestInterceptor;
 @EnableConfigurationProperties(IdempotencyClientProperties.class)
 public final class IdempotencyClientAutoConfiguration {
 
+	private static final Log logger = LogFactory.getLog(IdempotencyClientAutoConfiguration.class);
+
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotencyClientInterceptor idempotencyClientInterceptor(IdempotencyClientProperties properties,
@@ -57,17 +61,28 @@ public final class IdempotencyClientAutoConfiguration {
 		}
 		return new IdempotencyClientListener() {
 
+			// each on its own, so that one that fails does not keep the others uninformed
+
 			@Override
 			public void onAttempt(String method, AttemptOutcome outcome) {
-				listeners.forEach((listener) -> listener.onAttempt(method, outcome));
+				listeners.forEach((listener) -> safely(() -> listener.onAttempt(method, outcome)));
 			}
 
 			@Override
 			public void onRetry(String method, dev.idempo.client.RetryReason reason) {
-				listeners.forEach((listener) -> listener.onRetry(method, reason));
+				listeners.forEach((listener) -> safely(() -> listener.onRetry(method, reason)));
 			}
 
 		};
+	}
+
+	private static void safely(Runnable notification) {
+		try {
+			notification.run();
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Idempotency client listener failed", ex);
+		}
 	}
 
 	/**

@@ -59,7 +59,8 @@ import org.springframework.util.backoff.BackOffExecution;
  * It must be the first (outermost) of a client's interceptors, so that the interceptors
  * after it run again on every attempt (Spring Framework 7 builds the chain so that each
  * {@link ClientHttpRequestExecution#execute} call runs the rest of it anew, down to a new
- * request of the request factory); the auto-configuration puts it there. Spring buffers
+ * request of the request factory), each attempt with a copy of the caller's headers so
+ * that what they add is added once; the auto-configuration puts it there. Spring buffers
  * the body of every request that goes through interceptors, so the body it is given can
  * always be sent again. Attempts run on the calling thread, which waits between them:
  * {@link Thread#interrupt() interrupting} it ends the call with an
@@ -226,6 +227,23 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 		return KEY_ENCODING.encodeToString(digest.digest());
 	}
 
+	/**
+	 * The request with headers of its own, so that what the interceptors behind this one
+	 * add to one attempt is not sent again by the next one.
+	 */
+	private static HttpRequest freshCopy(HttpRequest request) {
+		HttpHeaders headers = new HttpHeaders();
+		headers.putAll(request.getHeaders());
+		return new HttpRequestWrapper(request) {
+
+			@Override
+			public HttpHeaders getHeaders() {
+				return headers;
+			}
+
+		};
+	}
+
 	private static Duration min(Duration a, Duration b) {
 		return (a.compareTo(b) <= 0) ? a : b;
 	}
@@ -299,7 +317,9 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 			}
 			catch (RetryException ex) {
 				Throwable last = ex.getCause();
-				if (this.interrupted) {
+				// an answer already closed, left over when the thread was interrupted
+				// after it
+				if (this.interrupted || last instanceof RetriedAnswer) {
 					InterruptedIOException interruption = new InterruptedIOException("Interrupted while waiting to "
 							+ "retry " + this.request.getMethod() + " " + this.request.getURI());
 					interruption.initCause(last);
@@ -324,18 +344,28 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 			this.lastReason = null;
 			this.lastRetryAfter = null;
 			ClientHttpResponse response;
+			int status;
 			try {
-				response = this.execution.execute(this.request, this.body);
+				response = this.execution.execute(freshCopy(this.request), this.body);
+				try {
+					status = response.getStatusCode().value();
+				}
+				catch (IOException | RuntimeException ex) {
+					// never handed to the caller: its connection must go back to the pool
+					response.close();
+					throw ex;
+				}
 			}
 			catch (IOException ex) {
 				attempted(this.method, AttemptOutcome.IO_ERROR);
 				this.lastReason = RetryReason.of(ex);
 				throw ex;
 			}
-			int status = response.getStatusCode().value();
 			attempted(this.method, AttemptOutcome.of(status));
 			RetryReason reason = RetryReason.of(status);
-			if (reason == null || attempt >= this.maxAttempts) {
+			// an interrupted thread gets the answer it has rather than a wait and no
+			// answer
+			if (reason == null || attempt >= this.maxAttempts || Thread.currentThread().isInterrupted()) {
 				return response;
 			}
 			try {

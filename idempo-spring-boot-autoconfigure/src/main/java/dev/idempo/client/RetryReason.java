@@ -1,14 +1,17 @@
 package dev.idempo.client;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.ProtocolException;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.net.http.HttpTimeoutException;
 
+import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLPeerUnverifiedException;
 
@@ -92,14 +95,17 @@ public enum RetryReason {
 
 	/**
 	 * The reason to retry after this I/O failure. Failures that another attempt cannot
-	 * cure are final: an unknown host, a TLS handshake or certificate failure, an answer
-	 * that is not HTTP, and an interrupted thread (whoever interrupted it wants the call
-	 * to end).
+	 * cure are final: an unknown host, a TLS failure (a handshake, a certificate, a TLS
+	 * protocol error) unless the connection under it was reset, an answer that is not
+	 * HTTP, and an interrupted thread (whoever interrupted it wants the call to end).
 	 * @param failure the failure of an attempt
 	 * @return the reason, {@code null} if the failure is final
 	 */
 	public static @Nullable RetryReason of(IOException failure) {
-		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+		boolean tls = false;
+		Throwable cause = failure;
+		// bounded: a cause chain may be a cycle
+		for (int depth = 0; cause != null && depth < 32; depth++, cause = cause.getCause()) {
 			if (cause instanceof UnknownHostException || cause instanceof SSLHandshakeException
 					|| cause instanceof SSLPeerUnverifiedException || cause instanceof ProtocolException) {
 				return null;
@@ -114,11 +120,13 @@ public enum RetryReason {
 				// not a timeout: the thread was interrupted
 				return null;
 			}
-			if (cause.getCause() == cause) {
-				break;
+			if (cause instanceof SocketException || cause instanceof EOFException) {
+				// also under a TLS exception ("SSLException: Connection reset")
+				return CONNECTION_RESET;
 			}
+			tls |= cause instanceof SSLException;
 		}
-		return CONNECTION_RESET;
+		return tls ? null : CONNECTION_RESET;
 	}
 
 }

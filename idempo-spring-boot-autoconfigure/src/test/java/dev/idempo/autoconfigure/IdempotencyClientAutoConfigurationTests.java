@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Properties;
 
@@ -15,6 +17,7 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import dev.idempo.client.IdempotencyClientInterceptor;
+import dev.idempo.client.IdempotencyClientListener;
 import dev.idempo.client.IdempotencyClientListener.AttemptOutcome;
 import dev.idempo.client.IdempotencyClientSettings;
 import dev.idempo.client.MicrometerIdempotencyClientListener;
@@ -37,6 +40,9 @@ import org.springframework.core.io.ClassPathResource;
 import org.springframework.core.io.FileSystemResource;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
+import org.springframework.http.client.ClientHttpResponse;
+import org.springframework.mock.http.client.MockClientHttpRequest;
+import org.springframework.mock.http.client.MockClientHttpResponse;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestTemplate;
 
@@ -74,6 +80,24 @@ class IdempotencyClientAutoConfigurationTests {
 					.additionalInterceptors(OtherInterceptors.OTHER)
 					.build();
 				assertThat(restTemplate.getInterceptors()).hasSize(2).first().isSameAs(interceptor);
+			});
+	}
+
+	@Test
+	void itStaysFirstAndSingleBehindAnUnorderedCustomizerAClonedBuilderAndASecondCustomization() {
+		this.runner.withPropertyValues("idempo.client.enabled=true")
+			.withUserConfiguration(UnorderedInserting.class)
+			.run((context) -> {
+				IdempotencyClientInterceptor interceptor = context.getBean(IdempotencyClientInterceptor.class);
+				RestClient.Builder builder = context.getBean(RestClient.Builder.class);
+				assertThat(interceptors(builder)).containsExactly(interceptor, OtherInterceptors.FRONT);
+				RestClient.Builder clone = builder.clone().requestInterceptor(OtherInterceptors.OTHER);
+				context.getBeanProvider(RestClientCustomizer.class)
+					.orderedStream()
+					.forEach((customizer) -> customizer.customize(clone));
+				assertThat(interceptors(clone)).first().isSameAs(interceptor);
+				assertThat(interceptors(clone)).filteredOn((candidate) -> candidate == interceptor).hasSize(1);
+				assertThat(interceptors(clone)).last().isSameAs(OtherInterceptors.OTHER);
 			});
 	}
 
@@ -169,6 +193,60 @@ class IdempotencyClientAutoConfigurationTests {
 	}
 
 	@Test
+	void aListenerThatFailsKeepsNeitherTheCallNorTheOtherListenersFromTheirEvents() {
+		List<String> told = new ArrayList<>();
+		this.runner.withPropertyValues("idempo.client.enabled=true")
+			.withBean("failing", IdempotencyClientListener.class, () -> new IdempotencyClientListener() {
+
+				@Override
+				public void onAttempt(String method, AttemptOutcome outcome) {
+					throw new IllegalStateException("registry down");
+				}
+
+				@Override
+				public void onRetry(String method, RetryReason reason) {
+					throw new IllegalStateException("registry down");
+				}
+
+			})
+			.withBean("recording", IdempotencyClientListener.class, () -> new IdempotencyClientListener() {
+
+				@Override
+				public void onAttempt(String method, AttemptOutcome outcome) {
+					told.add(method + " " + outcome.tag());
+				}
+
+				@Override
+				public void onRetry(String method, RetryReason reason) {
+					told.add(method + " retry " + reason.tag());
+				}
+
+			})
+			.run((context) -> {
+				IdempotencyClientInterceptor interceptor = context.getBean(IdempotencyClientInterceptor.class);
+				Deque<Integer> statuses = new ArrayDeque<>(List.of(503, 200));
+				RestClient client = RestClient.builder()
+					.requestFactory((uri, method) -> new MockClientHttpRequest(method, uri) {
+
+						@Override
+						protected ClientHttpResponse executeInternal() {
+							return new MockClientHttpResponse(new byte[0], statuses.pop());
+						}
+
+					})
+					.requestInterceptor(interceptor)
+					.build();
+				assertThat(client.post()
+					.uri("http://downstream.test/x")
+					.retrieve()
+					.toBodilessEntity()
+					.getStatusCode()
+					.value()).isEqualTo(200);
+				assertThat(told).containsExactly("POST 5xx", "POST retry 503", "POST 2xx");
+			});
+	}
+
+	@Test
 	void everyClientPropertyIsDocumentedInTheReadmeAndListedInTheSampleConfiguration() throws IOException {
 		JsonNode metadata;
 		try (InputStream in = new ClassPathResource("META-INF/spring-configuration-metadata.json").getInputStream()) {
@@ -198,6 +276,17 @@ class IdempotencyClientAutoConfigurationTests {
 		List<ClientHttpRequestInterceptor> interceptors = new ArrayList<>();
 		builder.requestInterceptors(interceptors::addAll);
 		return interceptors;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UnorderedInserting {
+
+		@Bean
+		RestClientCustomizer unorderedInsertingCustomizer() {
+			return (builder) -> builder
+				.requestInterceptors((interceptors) -> interceptors.add(0, OtherInterceptors.FRONT));
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

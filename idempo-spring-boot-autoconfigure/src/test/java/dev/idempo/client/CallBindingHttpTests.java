@@ -63,19 +63,30 @@ class CallBindingHttpTests {
 			.contains("\"none\"");
 		assertThat(post("/identity", null)).as("after an asynchronous handler, on the same thread")
 			.contains("\"none\"");
+		assertThat(exchange("/identity-failing", UUID.randomUUID().toString()).statusCode())
+			.as("a handler that throws while bound")
+			.isEqualTo(500);
+		assertThat(post("/identity", null)).as("after a handler that threw, on the same thread").contains("\"none\"");
+		assertThat(post("/identity", key)).as("a replay, rejected in preHandle")
+			.contains("\"" + RequestFingerprint.storageKey("anonymous", key) + "\"");
+		assertThat(post("/identity", null)).as("after a replay, on the same thread").contains("\"none\"");
 		String other = UUID.randomUUID().toString();
 		assertThat(post("/identity", other)).contains("\"" + RequestFingerprint.storageKey("anonymous", other) + "\"");
 	}
 
 	private String post(String path, @Nullable String key) throws Exception {
+		HttpResponse<String> response = exchange(path, key);
+		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+		return response.body();
+	}
+
+	private HttpResponse<String> exchange(String path, @Nullable String key) throws Exception {
 		HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
 			.POST(HttpRequest.BodyPublishers.noBody());
 		if (key != null) {
 			request.header("Idempotency-Key", key);
 		}
-		HttpResponse<String> response = this.http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-		assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-		return response.body();
+		return this.http.send(request.build(), HttpResponse.BodyHandlers.ofString());
 	}
 
 }

@@ -1,6 +1,7 @@
 package dev.idempo.client;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.net.ConnectException;
 import java.net.SocketException;
@@ -21,6 +22,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLHandshakeException;
 
 import org.junit.jupiter.api.Test;
@@ -32,8 +34,11 @@ import dev.idempo.client.ScriptedRequestFactory.Answer;
 import dev.idempo.client.ScriptedRequestFactory.Sent;
 import dev.idempo.core.CurrentIdempotentCall;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
+import org.springframework.http.client.ClientHttpResponse;
 import org.springframework.web.client.RestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -310,6 +315,159 @@ class IdempotencyClientInterceptorTests {
 		};
 		this.server.answer(503).answer(200);
 		assertThat(post(client(new IdempotencyClientInterceptor(FAST, failing)), "x").status()).isEqualTo(200);
+	}
+
+	@Test
+	void everyAttemptStartsFromTheCallersHeadersWhateverInterceptorsBehindItAdded() {
+		this.server.answer(503).answer(503).answer(200).answer(200);
+		AtomicInteger attempt = new AtomicInteger();
+		ClientHttpRequestInterceptor signing = (request, body, execution) -> {
+			request.getHeaders().add("Signature", "attempt-" + attempt.incrementAndGet());
+			return execution.execute(request, body);
+		};
+		RestClient client = RestClient.builder()
+			.requestFactory(this.server)
+			.requestInterceptor(new IdempotencyClientInterceptor(FAST, this.listener))
+			.requestInterceptor(signing)
+			.build();
+		assertThat(post(client, "x").status()).isEqualTo(200);
+		client.get().uri(URL).header("Accept", "text/plain").retrieve().toBodilessEntity();
+		assertThat(this.server.sent()).extracting((sent) -> sent.headers().get("Signature"))
+			.as("each attempt signed once, not once per attempt so far")
+			.containsExactly(List.of("attempt-1"), List.of("attempt-2"), List.of("attempt-3"), List.of("attempt-4"));
+		assertThat(this.server.sent().get(3).headers().get("Accept")).containsExactly("text/plain");
+	}
+
+	@Test
+	void anInterruptDuringAnAttemptEndsTheRetriesAndHandsItsAnswerOver() {
+		this.server.answer(503).answer(200);
+		ClientHttpRequestInterceptor interrupting = (request, body, execution) -> {
+			ClientHttpResponse response = execution.execute(request, body);
+			// a blocking client that does not notice interrupts answers all the same
+			Thread.currentThread().interrupt();
+			return response;
+		};
+		RestClient client = RestClient.builder()
+			.requestFactory(this.server)
+			.requestInterceptor(new IdempotencyClientInterceptor(FAST, this.listener))
+			.requestInterceptor(interrupting)
+			.build();
+		try {
+			assertThat(post(client, "x")).isEqualTo(new Result(503, "answer 1"));
+			assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept").isTrue();
+		}
+		finally {
+			Thread.interrupted();
+		}
+		assertThat(this.server.sent()).hasSize(1);
+		assertThat(this.listener.retries).isEmpty();
+	}
+
+	@Test
+	void anAnswerWhoseStatusCannotBeReadIsClosed() {
+		this.server.answer(200);
+		IOException unreadable = new IOException("Unexpected end of file from server");
+		AtomicInteger closes = new AtomicInteger();
+		ClientHttpRequestInterceptor broken = (request, body, execution) -> {
+			ClientHttpResponse response = execution.execute(request, body);
+			return new ClientHttpResponse() {
+
+				@Override
+				public HttpStatusCode getStatusCode() throws IOException {
+					throw unreadable;
+				}
+
+				@Override
+				public String getStatusText() throws IOException {
+					throw unreadable;
+				}
+
+				@Override
+				public HttpHeaders getHeaders() {
+					return response.getHeaders();
+				}
+
+				@Override
+				public InputStream getBody() throws IOException {
+					return response.getBody();
+				}
+
+				@Override
+				public void close() {
+					closes.incrementAndGet();
+					response.close();
+				}
+
+			};
+		};
+		RestClient client = RestClient.builder()
+			.requestFactory(this.server)
+			.requestInterceptor(new IdempotencyClientInterceptor(FAST.withMaxAttempts(1), this.listener))
+			.requestInterceptor(broken)
+			.build();
+		assertThatThrownBy(() -> post(client, "x")).cause().isSameAs(unreadable);
+		assertThat(closes).as("the answer the caller never gets is closed").hasValue(1);
+		assertThat(this.server.answers().get(0).closes()).isEqualTo(1);
+	}
+
+	@Test
+	void anAnswerWhoseRetryAfterCannotBeReadIsClosed() {
+		this.server.answer(503);
+		IllegalStateException unreadable = new IllegalStateException("headers gone");
+		ClientHttpRequestInterceptor broken = (request, body, execution) -> {
+			ClientHttpResponse response = execution.execute(request, body);
+			return new ClientHttpResponse() {
+
+				@Override
+				public HttpStatusCode getStatusCode() throws IOException {
+					return response.getStatusCode();
+				}
+
+				@Override
+				public String getStatusText() throws IOException {
+					return response.getStatusText();
+				}
+
+				@Override
+				public HttpHeaders getHeaders() {
+					throw unreadable;
+				}
+
+				@Override
+				public InputStream getBody() throws IOException {
+					return response.getBody();
+				}
+
+				@Override
+				public void close() {
+					response.close();
+				}
+
+			};
+		};
+		RestClient client = RestClient.builder()
+			.requestFactory(this.server)
+			.requestInterceptor(new IdempotencyClientInterceptor(FAST, this.listener))
+			.requestInterceptor(broken)
+			.build();
+		assertThatThrownBy(() -> post(client, "x")).isSameAs(unreadable);
+		assertThat(this.server.answers().get(0).closes()).isEqualTo(1);
+	}
+
+	@Test
+	void tlsFailuresAreNotRetriedButAConnectionResetUnderTlsIs() {
+		SSLException plaintext = new SSLException("Unsupported or unrecognized SSL message");
+		this.server.fail(plaintext);
+		assertThatThrownBy(() -> post(client(FAST), "x")).cause().isSameAs(plaintext);
+		assertThat(this.server.sent()).hasSize(1);
+		this.server.fail(new SSLException("Connection reset", new SocketException("Connection reset"))).answer(200);
+		assertThat(post(client(FAST), "x").status()).isEqualTo(200);
+		assertThat(this.listener.retries).containsExactly("POST reset");
+		IOException first = new IOException("first");
+		IOException second = new IOException("second", first);
+		first.initCause(second);
+		assertThat(RetryReason.of(first)).as("a cause chain that is a cycle ends")
+			.isEqualTo(RetryReason.CONNECTION_RESET);
 	}
 
 	private RestClient client(IdempotencyClientSettings settings) {

@@ -190,6 +190,15 @@ public class DownstreamApplication {
 			return () -> Map.of("identity", currentIdentity());
 		}
 
+		/**
+		 * Fails while bound, so that the binding must end on the exception's path.
+		 */
+		@PostMapping("/identity-failing")
+		@Idempotent
+		Map<String, String> identityFailing() {
+			throw new IllegalStateException("failed while bound to " + currentIdentity());
+		}
+
 		private static String currentIdentity() {
 			CurrentIdempotentCall call = CurrentIdempotentCall.current();
 			return (call != null) ? call.identity() : "none";
