@@ -75,7 +75,8 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 		"org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
 		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "idempo.enabled", matchIfMissing = true)
-@EnableConfigurationProperties(IdempotencyProperties.class)
+@EnableConfigurationProperties({ IdempotencyProperties.class, IdempotencyMemoryStoreProperties.class,
+		IdempotencyRedisStoreProperties.class })
 @Import({ IdempotencyAutoConfiguration.MemoryStoreConfiguration.class, RedisStoreConfiguration.class,
 		JdbcStoreConfiguration.class, IdempotentMethodsConfiguration.class,
 		IdempotencyAutoConfiguration.WebMvcConfiguration.class })
@@ -284,12 +285,11 @@ public final class IdempotencyAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean(LockingStore.class)
-		InMemoryLockingStore idempotencyLockingStore(IdempotencyProperties properties) {
-			IdempotencyProperties.Store.Memory memory = properties.getStore().getMemory();
+		InMemoryLockingStore idempotencyLockingStore(IdempotencyMemoryStoreProperties memory) {
 			logger.warn("idempo uses the in-memory store: idempotency keys are protected within this JVM only. "
 					+ "Set idempo.store.type to redis, postgres or mysql when more than one instance serves requests.");
 			return new InMemoryLockingStore(Clock.systemUTC(), memory.getMaxEntries(), memory.getMaxSize().toBytes(),
-					memory.getWhenFull() == IdempotencyProperties.Store.WhenFull.REFUSE);
+					memory.getWhenFull() == IdempotencyMemoryStoreProperties.WhenFull.REFUSE);
 		}
 
 	}

@@ -380,10 +380,6 @@ public class IdempotencyProperties {
 		 */
 		private StoreType type = StoreType.MEMORY;
 
-		private final Memory memory = new Memory();
-
-		private final Redis redis = new Redis();
-
 		private final Jdbc jdbc = new Jdbc();
 
 		public StoreType getType() {
@@ -394,69 +390,8 @@ public class IdempotencyProperties {
 			this.type = type;
 		}
 
-		public Memory getMemory() {
-			return this.memory;
-		}
-
-		public Redis getRedis() {
-			return this.redis;
-		}
-
 		public Jdbc getJdbc() {
 			return this.jdbc;
-		}
-
-		/**
-		 * Redis store settings.
-		 */
-		public static class Redis {
-
-			/**
-			 * Prefix of every Redis key the store writes. Keys are
-			 * "<prefix>{<digest>}:lock" and "<prefix>{<digest>}:record". Must not contain
-			 * '{' or '}'.
-			 */
-			private String keyPrefix = "idempo:";
-
-			/**
-			 * How many replicas must acknowledge a stored response (Redis WAIT) before it
-			 * is sent. 0 does not wait. Fewer acknowledgements in time are counted, not
-			 * failed: the handler has run, so the response is sent anyway. Lettuce only,
-			 * standalone or Sentinel (not Redis Cluster, not Jedis); each complete then
-			 * runs on a connection of its own, so enable Lettuce's pool.
-			 */
-			private int replicaAcknowledgements;
-
-			/**
-			 * Longest a stored response waits for replica acknowledgements before it is
-			 * sent anyway. Keep it below spring.data.redis.timeout.
-			 */
-			private Duration replicaAcknowledgementTimeout = Duration.ofSeconds(1);
-
-			public String getKeyPrefix() {
-				return this.keyPrefix;
-			}
-
-			public void setKeyPrefix(String keyPrefix) {
-				this.keyPrefix = keyPrefix;
-			}
-
-			public int getReplicaAcknowledgements() {
-				return this.replicaAcknowledgements;
-			}
-
-			public void setReplicaAcknowledgements(int replicaAcknowledgements) {
-				this.replicaAcknowledgements = replicaAcknowledgements;
-			}
-
-			public Duration getReplicaAcknowledgementTimeout() {
-				return this.replicaAcknowledgementTimeout;
-			}
-
-			public void setReplicaAcknowledgementTimeout(Duration replicaAcknowledgementTimeout) {
-				this.replicaAcknowledgementTimeout = replicaAcknowledgementTimeout;
-			}
-
 		}
 
 		/**
@@ -655,67 +590,6 @@ public class IdempotencyProperties {
 					this.lockPrefix = lockPrefix;
 				}
 
-			}
-
-		}
-
-		/**
-		 * In-memory store settings.
-		 */
-		/**
-		 * What a full in-memory store does.
-		 */
-		public enum WhenFull {
-
-			/** Drop the oldest records, even unexpired ones. */
-			EVICT,
-
-			/** Keep them and refuse new claims. */
-			REFUSE
-
-		}
-
-		public static class Memory {
-
-			/**
-			 * Most completed responses kept; the oldest are evicted first.
-			 */
-			private long maxEntries = 10_000;
-
-			/**
-			 * Most bytes of completed responses kept; the oldest are evicted first.
-			 */
-			private DataSize maxSize = DataSize.ofMegabytes(64);
-
-			/**
-			 * What a full store does: 'evict' drops the oldest records, even unexpired
-			 * ones (a retry with such a key runs the handler again); 'refuse' keeps them
-			 * and refuses new claims (503 until records expire).
-			 */
-			private WhenFull whenFull = WhenFull.EVICT;
-
-			public WhenFull getWhenFull() {
-				return this.whenFull;
-			}
-
-			public void setWhenFull(WhenFull whenFull) {
-				this.whenFull = whenFull;
-			}
-
-			public long getMaxEntries() {
-				return this.maxEntries;
-			}
-
-			public void setMaxEntries(long maxEntries) {
-				this.maxEntries = maxEntries;
-			}
-
-			public DataSize getMaxSize() {
-				return this.maxSize;
-			}
-
-			public void setMaxSize(DataSize maxSize) {
-				this.maxSize = maxSize;
 			}
 
 		}

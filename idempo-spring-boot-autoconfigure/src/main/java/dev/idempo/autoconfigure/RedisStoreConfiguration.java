@@ -45,10 +45,9 @@ class RedisStoreConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(LockingStore.class)
-	RedisLockingStore idempotencyLockingStore(IdempotencyProperties properties,
+	RedisLockingStore idempotencyLockingStore(IdempotencyRedisStoreProperties redis,
 			@Qualifier(CONNECTION_FACTORY_BEAN_NAME) ObjectProvider<RedisConnectionFactory> dedicatedConnectionFactory,
 			ObjectProvider<RedisConnectionFactory> connectionFactories) {
-		IdempotencyProperties.Store.Redis redis = properties.getStore().getRedis();
 		String keyPrefix = redis.getKeyPrefix();
 		if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
 			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
@@ -66,7 +65,7 @@ class RedisStoreConfiguration {
 			.withReplicaAcknowledgements(redis.getReplicaAcknowledgements(), redis.getReplicaAcknowledgementTimeout());
 	}
 
-	private static void checkReplicaAcknowledgements(IdempotencyProperties.Store.Redis redis,
+	private static void checkReplicaAcknowledgements(IdempotencyRedisStoreProperties redis,
 			RedisConnectionFactory connectionFactory) {
 		int replicas = redis.getReplicaAcknowledgements();
 		if (replicas < 0) {

@@ -67,7 +67,7 @@ class RedisStoreConfigurationTests {
 
 	@Test
 	void defaultKeyPrefixIsTheStoresDefault() {
-		assertThat(new IdempotencyProperties().getStore().getRedis().getKeyPrefix())
+		assertThat(new IdempotencyRedisStoreProperties().getKeyPrefix())
 			.isEqualTo(RedisLockingStore.DEFAULT_KEY_PREFIX);
 	}
 
