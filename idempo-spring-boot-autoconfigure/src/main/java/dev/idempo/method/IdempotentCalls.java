@@ -186,6 +186,12 @@ public final class IdempotentCalls {
 			release(call, acquired, NotStoredReason.UNSERIALIZABLE);
 			return result;
 		}
+		catch (RuntimeException | Error ex) {
+			// a serializer that failed hard: the key must not stay claimed (on stores
+			// whose claims do not expire, for good)
+			release(call, acquired, NotStoredReason.UNSERIALIZABLE);
+			throw ex;
+		}
 		try {
 			boolean stored = this.store.complete(acquired.lease(), new StoredRecord(fingerprint(call), envelope),
 					call.ttl());
@@ -197,6 +203,11 @@ public final class IdempotentCalls {
 			logger.warn("Could not store the result of " + call.scope() + "; the next call with its key runs again",
 					ex);
 			this.listener.onResponse(call.source(), ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
+		}
+		catch (Error ex) {
+			// only a claim the lease still owns is freed, never a record that was stored
+			release(call, acquired, NotStoredReason.NONE);
+			throw ex;
 		}
 		return result;
 	}

@@ -1,5 +1,6 @@
 package dev.idempo.web;
 
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
@@ -10,6 +11,7 @@ import org.springframework.web.bind.ServletRequestBindingException;
 import org.springframework.web.method.annotation.HandlerMethodValidationException;
 import org.springframework.web.method.annotation.MethodArgumentConversionNotSupportedException;
 import org.springframework.web.method.annotation.MethodArgumentTypeMismatchException;
+import org.springframework.web.method.support.InvocableHandlerMethod;
 import org.springframework.web.multipart.support.MissingServletRequestPartException;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.util.WebUtils;
@@ -21,16 +23,25 @@ import org.springframework.web.util.WebUtils;
  * its key is released: the corrected retry with the same key runs the handler.
  * <p>
  * Spring MVC has no callback between resolving the arguments and invoking the method, so
- * the exception type decides; the types below are the ones Spring MVC raises only while
- * resolving or validating arguments. A handler that throws one of them itself is taken
- * for a rejection too. A {@code ConstraintViolationException} of a {@code @Validated}
- * controller proxy is not among them: the same exception comes from services the handler
- * called after its effects. An exception that no resolver turned into a response
- * propagates and releases the key anyway.
+ * the exception type decides, together with where the exception was raised: the types
+ * below are the ones Spring MVC raises while resolving or validating arguments, and such
+ * an exception counts only if it was raised outside the invocation of a handler method
+ * (no {@code InvocableHandlerMethod.doInvoke} frame in its stack trace) and not in an
+ * asynchronous dispatch (which only follows a handler that ran). A handler, or its
+ * {@code Callable}, that throws one of them itself has run and may have had its effects:
+ * its answer is stored like that of any handler, since releasing its key would let a
+ * retry run it a second time. A {@code ConstraintViolationException} of a
+ * {@code @Validated} controller proxy is not among the types: the same exception comes
+ * from services the handler called after its effects. An exception that no resolver
+ * turned into a response propagates and releases the key anyway.
  *
  * @author idempo
  */
 final class BeforeHandlerRejections {
+
+	private static final String INVOCABLE_HANDLER_METHOD = InvocableHandlerMethod.class.getName();
+
+	private static final String INVOKE = "doInvoke";
 
 	private BeforeHandlerRejections() {
 	}
@@ -43,11 +54,18 @@ final class BeforeHandlerRejections {
 	 * @return whether the request was rejected before its handler ran
 	 */
 	static boolean isRejectedBeforeHandler(HttpServletRequest request) {
+		if (request.getDispatcherType() == DispatcherType.ASYNC) {
+			// the handler returned an asynchronous result: it ran
+			return false;
+		}
 		return isArgumentFailure(request.getAttribute(DispatcherServlet.EXCEPTION_ATTRIBUTE))
 				|| isArgumentFailure(request.getAttribute(WebUtils.ERROR_EXCEPTION_ATTRIBUTE));
 	}
 
 	static boolean isArgumentFailure(@Nullable Object exception) {
+		if (!(exception instanceof Throwable throwable) || isRaisedByAHandlerMethod(throwable)) {
+			return false;
+		}
 		if (exception instanceof HandlerMethodValidationException validation) {
 			// also raised for the return value, after the method ran
 			return !validation.isForReturnValue();
@@ -58,6 +76,19 @@ final class BeforeHandlerRejections {
 				|| exception instanceof MethodArgumentTypeMismatchException
 				|| exception instanceof MethodArgumentConversionNotSupportedException
 				|| exception instanceof MissingServletRequestPartException;
+	}
+
+	/**
+	 * Whether {@code exception} was raised while a handler method ran: Spring MVC raises
+	 * its argument exceptions before it invokes the method.
+	 */
+	private static boolean isRaisedByAHandlerMethod(Throwable exception) {
+		for (StackTraceElement frame : exception.getStackTrace()) {
+			if (INVOKE.equals(frame.getMethodName()) && INVOCABLE_HANDLER_METHOD.equals(frame.getClassName())) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 }

@@ -165,15 +165,20 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 	 * renders the response in an error dispatch, which is awaited only where the request
 	 * listener will hear of the request's end (and release the key if no error page
 	 * came); elsewhere (MockMvc, which dispatches no error page and sends no request
-	 * events) what the client got, the status without a body, is stored now.
+	 * events, and after an asynchronous dispatch) the status and headers are stored now,
+	 * without the error page's body.
 	 */
 	private static void end(HttpServletRequest request, CapturingResponse capture, IdempotentExecution execution) {
 		if (BeforeHandlerRejections.isRejectedBeforeHandler(request)) {
 			execution.rejectedBeforeHandler();
 			return;
 		}
-		boolean errorPageFollows = capture.isErrorSent() && IdempotencyRequestListener.willHearTheEndOf(request)
-				&& execution.awaitErrorPage();
+		// not after an asynchronous dispatch: Tomcat completes and destroys such a
+		// request before it renders the error page (and again after), so no event says
+		// that no page came, and releasing on the first would let a retry run the
+		// handler a second time
+		boolean errorPageFollows = capture.isErrorSent() && request.getDispatcherType() != DispatcherType.ASYNC
+				&& IdempotencyRequestListener.willHearTheEndOf(request) && execution.awaitErrorPage();
 		if (!errorPageFollows) {
 			execution.finish(capture);
 		}

@@ -269,6 +269,95 @@ public abstract class IdempotentMethodContractTests {
 		assertThat(endpoint.record(order.id(), "anonymous")).containsEntry("state", "absent");
 	}
 
+	/**
+	 * A method that returns with its thread's interrupt flag set (it caught
+	 * {@code InterruptedException} and finished) has had its effects: its result is
+	 * stored all the same, so the next call does not run it a second time.
+	 */
+	@Test
+	void aMethodThatReturnsInterruptedHasItsResultStored() {
+		String key = newKey();
+		try {
+			assertThat(this.payments.interruptsItself(key)).isOne();
+			assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept for the caller").isTrue();
+		}
+		finally {
+			Thread.interrupted();
+		}
+		assertThat(this.payments.interruptsItself(key)).isOne();
+		Thread.interrupted();
+		assertThat(this.executions.count("interruptsItself", key)).isOne();
+	}
+
+	/**
+	 * A method that throws with its thread's interrupt flag set frees its key at once:
+	 * the next call runs, instead of meeting a claim that nobody holds any more.
+	 */
+	@Test
+	void aMethodThatFailsInterruptedReleasesItsKey() {
+		String key = newKey();
+		try {
+			assertThatIllegalStateException().isThrownBy(() -> this.payments.interruptedAndFails(key))
+				.withMessage("interrupted in run 1");
+			assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept for the caller").isTrue();
+		}
+		finally {
+			Thread.interrupted();
+		}
+		assertThatIllegalStateException().isThrownBy(() -> this.payments.interruptedAndFails(key))
+			.withMessage("interrupted in run 2");
+		Thread.interrupted();
+	}
+
+	/**
+	 * A result that cannot be written as its declared type (here the template is told
+	 * {@code Receipt} and given a string) is not stored, and its key is freed whatever
+	 * the serializer threw.
+	 */
+	@Test
+	@SuppressWarnings({ "unchecked", "rawtypes" })
+	void aResultThatCannotBeWrittenFreesItsKey() {
+		String key = newKey();
+		Class<Object> declared = (Class) Receipt.class;
+		AtomicInteger runs = new AtomicInteger();
+		for (int i = 1; i <= 2; i++) {
+			try {
+				this.template.execute("mistyped", key, declared, () -> "run " + runs.incrementAndGet());
+			}
+			catch (RuntimeException ex) {
+				assertThat(ex).isNotInstanceOf(IdempotencyInProgressException.class);
+			}
+			assertThat(runs).hasValue(i);
+		}
+	}
+
+	/**
+	 * An {@code Error} raised while the result is written (a serializer that fails hard)
+	 * propagates, and the key is freed all the same rather than left claimed.
+	 */
+	@Test
+	void anErrorWhileTheResultIsWrittenFreesItsKey() {
+		String key = newKey();
+		AtomicInteger runs = new AtomicInteger();
+		for (int i = 1; i <= 2; i++) {
+			assertThatExceptionOfType(AssertionError.class)
+				.isThrownBy(() -> this.template.execute("unwritable", key, Unwritable.class,
+						() -> new Unwritable(runs.incrementAndGet())))
+				.withMessage("cannot be written");
+			assertThat(runs).hasValue(i);
+		}
+	}
+
+	/** A result whose only property fails hard when read. */
+	public record Unwritable(int run) {
+
+		@Override
+		public int run() {
+			throw new AssertionError("cannot be written");
+		}
+
+	}
+
 	@Test
 	void selfInvocationIsNotIntercepted() {
 		String key = newKey();

@@ -196,6 +196,21 @@ class MethodTestApplication {
 			return this.executions.record("shortLived", id);
 		}
 
+		@Idempotent(key = "#id")
+		public int interruptsItself(String id) {
+			int run = this.executions.record("interruptsItself", id);
+			// as a method does that caught InterruptedException and finished its work
+			Thread.currentThread().interrupt();
+			return run;
+		}
+
+		@Idempotent(key = "#id")
+		public int interruptedAndFails(String id) {
+			int run = this.executions.record("interruptedAndFails", id);
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("interrupted in run " + run);
+		}
+
 		public int callsItself(String id) {
 			// a call through 'this', not through the proxy: not intercepted
 			return count(id);

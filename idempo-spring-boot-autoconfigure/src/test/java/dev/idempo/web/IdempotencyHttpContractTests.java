@@ -157,10 +157,14 @@ public abstract class IdempotencyHttpContractTests {
 
 	/**
 	 * A handler that ran and answered 4xx, through an {@code @ExceptionHandler} or by an
-	 * exception that the container's error page renders: stored and replayed.
+	 * exception that the container's error page renders: stored and replayed. Also when
+	 * the handler threw an exception of a type that Spring MVC raises while it resolves
+	 * arguments: the handler ran, so its answer is no rejection before the handler, and
+	 * releasing its key would run it twice.
 	 */
 	@ParameterizedTest
-	@CsvSource({ "/t/problem, problem, 409", "/t/response-status-exception, response-status-exception, 404" })
+	@CsvSource({ "/t/problem, problem, 409", "/t/response-status-exception, response-status-exception, 404",
+			"/t/own-binding-failure, own-binding-failure, 400" })
 	void clientErrorOfAHandlerThatRanIsStored(String path, String endpoint, int status) {
 		String key = TestHttp.newKey();
 		int before = this.executions.count(endpoint);
@@ -171,6 +175,29 @@ public abstract class IdempotencyHttpContractTests {
 		assertThat(retry.statusCode()).isEqualTo(status);
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(this.executions.count(endpoint)).isEqualTo(before + 1);
+	}
+
+	/**
+	 * An asynchronous handler whose {@code Callable} failed with a 4xx that the
+	 * container's error page renders (its own client error, or an exception of a type
+	 * Spring MVC raises while it resolves arguments): the handler ran, so its key is
+	 * never released; the retry replays the status (Tomcat renders the page only after it
+	 * has completed the request, so the page's body is not stored) and the handler runs
+	 * once.
+	 */
+	@ParameterizedTest
+	@CsvSource({ "/t/callable-own-binding-failure, callable-own-binding-failure, 400",
+			"/t/callable-status-exception, callable-status-exception, 404" })
+	void clientErrorOfAnAsynchronousHandlerThatRanIsStored(String path, String endpoint, int status) {
+		String key = TestHttp.newKey();
+		int before = this.executions.count(endpoint);
+		HttpResponse<byte[]> first = this.http.postWithKey(path, key, "{}");
+		HttpResponse<byte[]> retry = this.http.postWithKey(path, key, "{}");
+		assertThat(first.statusCode()).isEqualTo(status);
+		assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(retry.statusCode()).isEqualTo(status);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(this.executions.count(endpoint)).isEqualTo(before + 1);
 	}
 

@@ -34,6 +34,7 @@ import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.bind.ServletRequestBindingException;
 import org.springframework.web.context.request.async.DeferredResult;
 import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.servlet.mvc.method.annotation.SseEmitter;
@@ -173,6 +174,37 @@ public class TestController {
 			int execution = this.executions.increment("future");
 			return ResponseEntity.status(HttpStatus.CREATED).body(new Order("f" + execution, execution, "future", 1));
 		});
+	}
+
+	/**
+	 * A handler that has had its effect and then throws an exception of a type Spring MVC
+	 * also raises while it resolves arguments.
+	 */
+	@PostMapping("/own-binding-failure")
+	@Idempotent
+	Order ownBindingFailure() throws ServletRequestBindingException {
+		int execution = this.executions.increment("own-binding-failure");
+		throw new ServletRequestBindingException("the handler's own check failed in execution " + execution);
+	}
+
+	/** The same from an asynchronous handler's {@code Callable}. */
+	@PostMapping("/callable-own-binding-failure")
+	@Idempotent
+	Callable<Order> callableOwnBindingFailure() {
+		return () -> {
+			int execution = this.executions.increment("callable-own-binding-failure");
+			throw new ServletRequestBindingException("the handler's own check failed in execution " + execution);
+		};
+	}
+
+	/** A {@code Callable} that fails with a client error of its own. */
+	@PostMapping("/callable-status-exception")
+	@Idempotent
+	Callable<Order> callableStatusException() {
+		return () -> {
+			this.executions.increment("callable-status-exception");
+			throw new ResponseStatusException(HttpStatus.NOT_FOUND, "no such thing");
+		};
 	}
 
 	@PostMapping("/status/{status}")
