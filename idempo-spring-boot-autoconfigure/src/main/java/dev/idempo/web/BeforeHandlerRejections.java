@@ -83,7 +83,13 @@ final class BeforeHandlerRejections {
 	 * its argument exceptions before it invokes the method.
 	 */
 	private static boolean isRaisedByAHandlerMethod(Throwable exception) {
-		for (StackTraceElement frame : exception.getStackTrace()) {
+		StackTraceElement[] frames = exception.getStackTrace();
+		if (frames.length == 0) {
+			// no trace to tell where it came from (an exception made without one): assume
+			// the handler ran, since releasing its key could run it twice
+			return true;
+		}
+		for (StackTraceElement frame : frames) {
 			if (INVOKE.equals(frame.getMethodName()) && INVOCABLE_HANDLER_METHOD.equals(frame.getClassName())) {
 				return true;
 			}
