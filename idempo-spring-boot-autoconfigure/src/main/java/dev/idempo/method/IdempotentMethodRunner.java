@@ -191,13 +191,14 @@ public final class IdempotentMethodRunner {
 			if (!method.isFingerprinted(i)) {
 				continue;
 			}
-			Object argument = arguments[i];
+			Object argument = MessagePayloads.payloadOf(arguments[i]);
 			byte[] json;
 			try {
 				json = this.calls.results().json(argument);
 			}
 			catch (JacksonException ex) {
-				json = ("!" + argument.getClass().getName()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+				json = ("!" + ((argument != null) ? argument.getClass().getName() : "null"))
+					.getBytes(java.nio.charset.StandardCharsets.UTF_8);
 			}
 			Digests.field(digest, Integer.toString(i));
 			Digests.field(digest, json);

@@ -164,7 +164,8 @@ public final class IdempotentMethods {
 		Class<?>[] parameterTypes = specific.getParameterTypes();
 		boolean[] fingerprinted = new boolean[parameterTypes.length];
 		for (int i = 0; i < parameterTypes.length; i++) {
-			fingerprinted[i] = !isInfrastructure(parameterTypes[i]);
+			fingerprinted[i] = !isInfrastructure(parameterTypes[i])
+					|| MessagePayloads.carriesPayload(parameterTypes[i]);
 		}
 		return new IdempotentMethod(specific, targetClass, annotation, key, fingerprinted);
 	}

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 
 import dev.idempo.IdempotencyInProgressException;
@@ -30,6 +31,7 @@ import dev.idempo.method.MethodTestApplication.Receipt;
 import dev.idempo.store.LockingStore;
 
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.messaging.support.MessageBuilder;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.core.ParameterizedTypeReference;
@@ -221,6 +223,25 @@ public abstract class IdempotentMethodContractTests {
 		assertThatExceptionOfType(IdempotencyKeyReusedException.class)
 			.isThrownBy(() -> this.payments.charge(new Order(key, BigDecimal.TEN)));
 		assertThat(this.executions.count("charge", key)).isOne();
+	}
+
+	@Test
+	void aRedeliveredMessageReplaysButAnotherPayloadUnderItsKeyIsRefused() {
+		String key = newKey();
+		// the same record delivered again at another offset: its payload decides, not its
+		// headers
+		int first = this.payments.consume(new ConsumerRecord<>("orders", 0, 7, key, "{\"amount\":1}"));
+		assertThat(this.payments.consume(new ConsumerRecord<>("orders", 1, 42, key, "{\"amount\":1}")))
+			.isEqualTo(first);
+		assertThatExceptionOfType(IdempotencyKeyReusedException.class)
+			.isThrownBy(() -> this.payments.consume(new ConsumerRecord<>("orders", 0, 8, key, "{\"amount\":10}")));
+		assertThat(this.executions.count("consume", key)).isOne();
+		int received = this.payments.receive(MessageBuilder.withPayload("one").setHeader("orderId", key).build());
+		assertThat(this.payments.receive(MessageBuilder.withPayload("one").setHeader("orderId", key).build()))
+			.isEqualTo(received);
+		assertThatExceptionOfType(IdempotencyKeyReusedException.class).isThrownBy(
+				() -> this.payments.receive(MessageBuilder.withPayload("two").setHeader("orderId", key).build()));
+		assertThat(this.executions.count("receive", key)).isOne();
 	}
 
 	@Test

@@ -116,6 +116,16 @@ class MethodTestApplication {
 			return new Receipt(order.id(), order.amount(), run);
 		}
 
+		@Idempotent(key = "#record.key()")
+		public int consume(org.apache.kafka.clients.consumer.ConsumerRecord<String, String> record) {
+			return this.executions.record("consume", record.key());
+		}
+
+		@Idempotent(key = "#message.headers['orderId']")
+		public int receive(org.springframework.messaging.Message<String> message) {
+			return this.executions.record("receive", String.valueOf(message.getHeaders().get("orderId")));
+		}
+
 		@Idempotent(key = "#p0")
 		public List<Receipt> chargeAll(String batch, List<Order> orders) {
 			int run = this.executions.record("chargeAll", batch);
