@@ -10,7 +10,7 @@ import org.springframework.boot.jdbc.init.DatabaseInitializationProperties;
  * ({@code idempo.store.jdbc.initialize-schema}, {@code schema}, {@code platform},
  * {@code continue-on-error}), the way Spring Session JDBC and Spring Batch do it. The
  * other {@code idempo.store.jdbc} properties live in
- * {@link IdempotencyProperties.Store.Jdbc}; these are kept apart because their type comes
+ * {@link IdempotencyJdbcStoreProperties}; these are kept apart because their type comes
  * from {@code spring-boot-jdbc}, an optional dependency that applications with another
  * store do not have.
  *

@@ -57,7 +57,7 @@ import org.springframework.util.ReflectionUtils;
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass({ SimpleDriverDataSource.class, DataSourceBuilder.class })
-@EnableConfigurationProperties(IdempotencyJdbcSchemaProperties.class)
+@EnableConfigurationProperties({ IdempotencyJdbcStoreProperties.class, IdempotencyJdbcSchemaProperties.class })
 @Import(DatabaseInitializationDependencyConfigurer.class)
 class JdbcStoreConfiguration {
 
@@ -82,8 +82,7 @@ class JdbcStoreConfiguration {
 			"oracle.ucp.jdbc.PoolDataSource", "org.mariadb.jdbc.MariaDbPoolDataSource",
 			"com.mchange.v2.c3p0.AbstractComboPooledDataSource", "org.vibur.dbcp.ViburDBCPDataSource" };
 
-	static JdbcStoreSettings settings(IdempotencyProperties properties) {
-		IdempotencyProperties.Store.Jdbc jdbc = properties.getStore().getJdbc();
+	static JdbcStoreSettings settings(IdempotencyJdbcStoreProperties jdbc) {
 		return new JdbcStoreSettings(jdbc.getTableName(), jdbc.getLockSessions(), jdbc.getTimeout(),
 				jdbc.getSessionCheckInterval(), jdbc.getCleanup().getInterval(), jdbc.getCleanup().getBatchSize(),
 				jdbc.getNetworkTimeout(), jdbc.isBatching());
@@ -237,14 +236,14 @@ class JdbcStoreConfiguration {
 
 	static IdempotencyJdbcSchemaInitializer schemaInitializer(StoreType type, ObjectProvider<DataSource> dedicated,
 			ObjectProvider<DataSource> application, IdempotencyJdbcSchemaProperties schema,
-			IdempotencyProperties properties) {
+			IdempotencyJdbcStoreProperties properties) {
 		if (schema.getPlatform() == null) {
 			// the store type says which script: no connection needed to detect it, so
 			// that the application can start while the database is down
 			schema.setPlatform((type == StoreType.POSTGRES) ? "postgresql" : "mysql");
 		}
 		return new IdempotencyJdbcSchemaInitializer(schemaDataSource(type, dedicated, application), schema,
-				properties.getStore().getJdbc().getTableName());
+				properties.getTableName());
 	}
 
 	/**
@@ -253,10 +252,9 @@ class JdbcStoreConfiguration {
 	 * {@value #TRANSACTION_MANAGER_BEAN_NAME}, else the application's unique or primary
 	 * one, looked up when a transactional handler first needs it.
 	 */
-	static TransactionalClaims transactional(StoreType type, IdempotencyProperties properties,
+	static TransactionalClaims transactional(StoreType type, IdempotencyJdbcStoreProperties jdbc,
 			ObjectProvider<DataSource> dedicated, ObjectProvider<DataSource> application,
 			ObjectProvider<PlatformTransactionManager> named, ObjectProvider<PlatformTransactionManager> any) {
-		IdempotencyProperties.Store.Jdbc jdbc = properties.getStore().getJdbc();
 		TransactionalRecords records = (type == StoreType.POSTGRES)
 				? TransactionalRecords.postgres(jdbc.getTableName(), jdbc.getPostgres().getLockNamespace())
 				: TransactionalRecords.mysql(jdbc.getTableName(), jdbc.getMysql().getLockPrefix());
@@ -343,7 +341,7 @@ class JdbcStoreConfiguration {
 		@Bean(TRANSACTIONAL_BEAN_NAME)
 		@ConditionalOnClass(PlatformTransactionManager.class)
 		@ConditionalOnMissingBean(name = TRANSACTIONAL_BEAN_NAME)
-		TransactionalClaims idempotencyTransactional(IdempotencyProperties properties,
+		TransactionalClaims idempotencyTransactional(IdempotencyJdbcStoreProperties properties,
 				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
 				ObjectProvider<DataSource> application,
 				@Qualifier(TRANSACTION_MANAGER_BEAN_NAME) ObjectProvider<PlatformTransactionManager> named,
@@ -356,20 +354,20 @@ class JdbcStoreConfiguration {
 		IdempotencyJdbcSchemaInitializer idempotencySchemaInitializer(
 				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
 				ObjectProvider<DataSource> application, IdempotencyJdbcSchemaProperties schema,
-				IdempotencyProperties properties) {
+				IdempotencyJdbcStoreProperties properties) {
 			return schemaInitializer(StoreType.POSTGRES, dedicated, application, schema, properties);
 		}
 
 		@Bean
 		@ConditionalOnMissingBean(LockingStore.class)
 		@DependsOnDatabaseInitialization
-		JdbcLockingStore idempotencyLockingStore(IdempotencyProperties properties,
+		JdbcLockingStore idempotencyLockingStore(IdempotencyJdbcStoreProperties properties,
 				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
 				ObjectProvider<DataSource> application) {
 			JdbcStoreSettings settings = settings(properties);
 			return JdbcLockingStore.postgres(
 					lockSessionDataSource(StoreType.POSTGRES, settings, dedicated, application), settings,
-					properties.getStore().getJdbc().getPostgres().getLockNamespace());
+					properties.getPostgres().getLockNamespace());
 		}
 
 	}
@@ -381,7 +379,7 @@ class JdbcStoreConfiguration {
 		@Bean(TRANSACTIONAL_BEAN_NAME)
 		@ConditionalOnClass(PlatformTransactionManager.class)
 		@ConditionalOnMissingBean(name = TRANSACTIONAL_BEAN_NAME)
-		TransactionalClaims idempotencyTransactional(IdempotencyProperties properties,
+		TransactionalClaims idempotencyTransactional(IdempotencyJdbcStoreProperties properties,
 				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
 				ObjectProvider<DataSource> application,
 				@Qualifier(TRANSACTION_MANAGER_BEAN_NAME) ObjectProvider<PlatformTransactionManager> named,
@@ -394,19 +392,19 @@ class JdbcStoreConfiguration {
 		IdempotencyJdbcSchemaInitializer idempotencySchemaInitializer(
 				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
 				ObjectProvider<DataSource> application, IdempotencyJdbcSchemaProperties schema,
-				IdempotencyProperties properties) {
+				IdempotencyJdbcStoreProperties properties) {
 			return schemaInitializer(StoreType.MYSQL, dedicated, application, schema, properties);
 		}
 
 		@Bean
 		@ConditionalOnMissingBean(LockingStore.class)
 		@DependsOnDatabaseInitialization
-		JdbcLockingStore idempotencyLockingStore(IdempotencyProperties properties,
+		JdbcLockingStore idempotencyLockingStore(IdempotencyJdbcStoreProperties properties,
 				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
 				ObjectProvider<DataSource> application) {
 			JdbcStoreSettings settings = settings(properties);
 			return JdbcLockingStore.mysql(lockSessionDataSource(StoreType.MYSQL, settings, dedicated, application),
-					settings, properties.getStore().getJdbc().getMysql().getLockPrefix());
+					settings, properties.getMysql().getLockPrefix());
 		}
 
 	}

@@ -116,12 +116,12 @@ class JdbcStoreConfigurationTests {
 					"idempo.store.jdbc.mysql.lock-prefix=shop:", "idempo.store.jdbc.initialize-schema=never",
 					"idempo.store.jdbc.continue-on-error=false")
 			.run((context) -> {
-				IdempotencyProperties properties = context.getBean(IdempotencyProperties.class);
+				IdempotencyJdbcStoreProperties properties = context.getBean(IdempotencyJdbcStoreProperties.class);
 				assertThat(JdbcStoreConfiguration.settings(properties))
 					.isEqualTo(new JdbcStoreSettings("public.my_responses", 2, Duration.ofSeconds(3),
 							Duration.ofSeconds(30), Duration.ofMinutes(5), 100, Duration.ofSeconds(20)));
-				assertThat(properties.getStore().getJdbc().getPostgres().getLockNamespace()).isEqualTo(-7);
-				assertThat(properties.getStore().getJdbc().getMysql().getLockPrefix()).isEqualTo("shop:");
+				assertThat(properties.getPostgres().getLockNamespace()).isEqualTo(-7);
+				assertThat(properties.getMysql().getLockPrefix()).isEqualTo("shop:");
 				IdempotencyJdbcSchemaProperties schema = context.getBean(IdempotencyJdbcSchemaProperties.class);
 				assertThat(schema.getInitializeSchema()).isEqualTo(DatabaseInitializationMode.NEVER);
 				assertThat(schema.isContinueOnError()).isFalse();
@@ -132,19 +132,19 @@ class JdbcStoreConfigurationTests {
 	void batchingCanBeTurnedOff() {
 		on(TestDatabases.postgres(), "postgres").withPropertyValues("idempo.store.jdbc.batching=false")
 			.run((context) -> {
-				IdempotencyProperties properties = context.getBean(IdempotencyProperties.class);
+				IdempotencyJdbcStoreProperties properties = context.getBean(IdempotencyJdbcStoreProperties.class);
 				assertThat(JdbcStoreConfiguration.settings(properties).batching()).isFalse();
-				assertThat(JdbcStoreConfiguration.settings(new IdempotencyProperties()).batching()).isTrue();
+				assertThat(JdbcStoreConfiguration.settings(new IdempotencyJdbcStoreProperties()).batching()).isTrue();
 			});
 	}
 
 	@Test
 	void defaultsAreThoseOfTheStore() {
-		JdbcStoreSettings settings = JdbcStoreConfiguration.settings(new IdempotencyProperties());
+		JdbcStoreSettings settings = JdbcStoreConfiguration.settings(new IdempotencyJdbcStoreProperties());
 		assertThat(settings).isEqualTo(JdbcStoreSettings.defaults());
-		assertThat(new IdempotencyProperties().getStore().getJdbc().getPostgres().getLockNamespace())
+		assertThat(new IdempotencyJdbcStoreProperties().getPostgres().getLockNamespace())
 			.isEqualTo(JdbcLockingStore.DEFAULT_LOCK_NAMESPACE);
-		assertThat(new IdempotencyProperties().getStore().getJdbc().getMysql().getLockPrefix())
+		assertThat(new IdempotencyJdbcStoreProperties().getMysql().getLockPrefix())
 			.isEqualTo(JdbcLockingStore.DEFAULT_LOCK_PREFIX);
 		assertThat(new IdempotencyJdbcSchemaProperties().getInitializeSchema())
 			.isEqualTo(DatabaseInitializationMode.EMBEDDED);
