@@ -9,6 +9,7 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.Map;
 import java.util.Set;
 
 import org.apache.commons.logging.Log;
@@ -62,7 +63,9 @@ import org.springframework.util.backoff.BackOffExecution;
  * request of the request factory), each attempt with a copy of the caller's headers so
  * that what they add is added once; the auto-configuration puts it there. Spring buffers
  * the body of every request that goes through interceptors, so the body it is given can
- * always be sent again. Attempts run on the calling thread, which waits between them:
+ * always be sent again. A second idempo interceptor on the same client (one added by hand
+ * besides the auto-configured one) passes the request on untouched, so the attempts are
+ * never multiplied. Attempts run on the calling thread, which waits between them:
  * {@link Thread#interrupt() interrupting} it ends the call with an
  * {@link InterruptedIOException}. The waiting and counting is Spring Framework's
  * {@link RetryTemplate}.
@@ -77,6 +80,9 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 	 * a request whose body must not be sent twice.
 	 */
 	public static final String SINGLE_ATTEMPT_ATTRIBUTE = "dev.idempo.client.single-attempt";
+
+	/** Marks a request that an idempo interceptor is already running. */
+	private static final String ACTIVE_ATTRIBUTE = IdempotencyClientInterceptor.class.getName() + ".active";
 
 	/** The alias of the key header that servers commonly accept too. */
 	private static final String KEY_HEADER_ALIAS = "X-Idempotency-Key";
@@ -159,6 +165,22 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 
 	@Override
 	public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
+			throws IOException {
+		Map<String, Object> attributes = request.getAttributes();
+		if (attributes.putIfAbsent(ACTIVE_ATTRIBUTE, Boolean.TRUE) != null) {
+			// an idempo interceptor further out already keys and retries this request: a
+			// second one (added by hand besides Boot's) must not multiply the attempts
+			return execution.execute(request, body);
+		}
+		try {
+			return keyedAttempts(request, body, execution);
+		}
+		finally {
+			attributes.remove(ACTIVE_ATTRIBUTE);
+		}
+	}
+
+	private ClientHttpResponse keyedAttempts(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
 			throws IOException {
 		HttpRequest keyed = withKey(request);
 		boolean retryable = this.settings.maxAttempts() > 1

@@ -339,6 +339,27 @@ class IdempotencyClientInterceptorTests {
 	}
 
 	@Test
+	void aSecondIdempoInterceptorOnTheSameClientNeitherMultipliesAttemptsNorChangesTheKey() {
+		this.server.answer(503).answer(503).answer(503);
+		IdempotencyClientInterceptor interceptor = new IdempotencyClientInterceptor(FAST, this.listener);
+		RestClient client = RestClient.builder()
+			.requestFactory(this.server)
+			.requestInterceptor(interceptor)
+			.requestInterceptor(new IdempotencyClientInterceptor(FAST, IdempotencyClientListener.NONE))
+			.requestInterceptor(interceptor)
+			.build();
+		assertThat(post(client, "x").status()).isEqualTo(503);
+		assertThat(this.server.sent()).as("max-attempts in all, not max-attempts cubed").hasSize(3);
+		assertThat(this.server.sent()).extracting(Sent::key)
+			.doesNotContainNull()
+			.containsOnly(this.server.sent().get(0).key());
+		assertThat(this.listener.retries).hasSize(2);
+		this.server.answer(201);
+		assertThat(post(client, "x").status()).as("the marker does not outlive its call").isEqualTo(201);
+		assertThat(this.server.sent().get(3).key()).isNotEqualTo(this.server.sent().get(0).key());
+	}
+
+	@Test
 	void anInterruptDuringAnAttemptEndsTheRetriesAndHandsItsAnswerOver() {
 		this.server.answer(503).answer(200);
 		ClientHttpRequestInterceptor interrupting = (request, body, execution) -> {
