@@ -3,6 +3,7 @@ package dev.idempo.web.observation;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.micrometer.common.KeyValue;
 import io.micrometer.observation.Observation;
@@ -33,7 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * With an {@code ObservationRegistry} (Actuator's), store operations and replays are
  * observations nested in the server request's, which carries the outcome as a
- * high-cardinality key value.
+ * high-cardinality key value; an idempotent method's store operations are observed too.
  */
 @SpringBootTest(classes = ObservationHttpTests.ObservedApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT)
 class ObservationHttpTests {
@@ -43,6 +44,9 @@ class ObservationHttpTests {
 
 	@Autowired
 	Recorder recorder;
+
+	@Autowired
+	Charges charges;
 
 	@BeforeEach
 	void clear() {
@@ -78,6 +82,20 @@ class ObservationHttpTests {
 			assertThat(context.getLowCardinalityKeyValues().stream().map(KeyValue::getKey))
 				.doesNotContain("idempo.outcome");
 		}
+	}
+
+	@Test
+	void anIdempotentMethodsStoreOperationsAreObservedToo() {
+		String order = TestHttp.newKey();
+		assertThat(this.charges.charge(order)).isEqualTo(1);
+		assertThat(storeOperations()).containsExactly("claim", "complete");
+		assertThat(contexts("idempo.store")).allSatisfy((context) -> {
+			assertThat(context.getLowCardinalityKeyValue("store").getValue()).isEqualTo("memory");
+			assertThat(insideServerRequest(context)).as("no server request around a method call").isFalse();
+		});
+		this.recorder.stopped.clear();
+		assertThat(this.charges.charge(order)).as("the first result, the method not run again").isEqualTo(1);
+		assertThat(storeOperations()).containsExactly("claim");
 	}
 
 	private static boolean insideServerRequest(Observation.ContextView context) {
@@ -162,6 +180,11 @@ class ObservationHttpTests {
 				.build();
 		}
 
+		@Bean
+		Charges charges() {
+			return new Charges();
+		}
+
 		@RestController
 		static class ObservedController {
 
@@ -171,6 +194,18 @@ class ObservationHttpTests {
 				return ResponseEntity.status(201).body(Map.of("ok", "yes"));
 			}
 
+		}
+
+	}
+
+	/** A bean with an idempotent method, counting its runs. */
+	static class Charges {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		@Idempotent(key = "#order")
+		public int charge(String order) {
+			return this.runs.incrementAndGet();
 		}
 
 	}
