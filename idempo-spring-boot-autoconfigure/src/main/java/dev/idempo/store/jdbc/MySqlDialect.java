@@ -24,37 +24,12 @@ import dev.idempo.store.jdbc.SqlPipeline.Sql;
 import org.springframework.util.Assert;
 
 /**
- * MySQL 8 and MariaDB 10.6 and later, through either JDBC driver
- * ({@code mysql-connector-j} or {@code mariadb-java-client}): a claim is a named lock
- * taken with {@code GET_LOCK(name, 0)}, a completed response is a row of the table (see
- * {@code schema-mysql.sql}).
- * <h2>Lock names</h2> Named locks are global to the server, not per database. A lock name
- * is the configured prefix ({@link JdbcLockingStore#DEFAULT_LOCK_PREFIX} unless
- * configured) followed by as many hex digits of a SHA-256 digest of the current database
- * name and the storage key as fit in MySQL's limit of 64 characters (at least 128 bits),
- * so applications in other databases of the same server never share a lock, and an
- * application's own {@code GET_LOCK} names collide only if they start with the prefix.
- * <h2>Statements</h2> A batch's claims are one statement that takes the locks of the keys
- * without an unexpired record, and one that reads the records: <pre class="code">
- * SELECT 0, GET_LOCK(?, 0) FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM table WHERE storage_key = ? AND expires_at &gt; UTC_TIMESTAMP(6))
- *   UNION ALL SELECT 1, GET_LOCK(?, 0) FROM DUAL WHERE NOT EXISTS (...) ...;
- * SELECT fingerprint, response, storage_key FROM table WHERE storage_key IN (?, ...) AND expires_at &gt; UTC_TIMESTAMP(6)
- * </pre> Each runs as its own auto-committed statement with a fresh read view, so a
- * response committed by an owner just before it unlocked is always seen. Its completes
- * are one transaction, {@code START TRANSACTION}, one
- * {@code REPLACE ... SELECT ... WHERE IS_USED_LOCK(?) = CONNECTION_ID()} per record
- * (written only while this session holds the lock, a check that changes nothing, and
- * {@code expires_at = UTC_TIMESTAMP(6) + ttl}), {@code COMMIT}, then one
- * {@code SELECT RELEASE_LOCK(?), ...}: every row is committed before its lock is
- * released. Its unlocks are one {@code SELECT RELEASE_LOCK(?), ...}.
- * <p>
- * The statements of a batch go in one round trip when the lock session's connection
- * allows multi-statements ({@code allowMultiQueries=true}, which the auto-configuration
- * sets on the connections it derives); otherwise they run one after the other, which is
- * as correct and slower. Times are UTC whatever the session time zone. Each lock session
- * bounds its statements on the server: {@code max_statement_time} on MariaDB,
- * {@code max_execution_time} (reads only) on MySQL, and {@code innodb_lock_wait_timeout}
- * and {@code lock_wait_timeout} on both.
+ * MySQL 8's and MariaDB 10.6+'s statements, through either driver: a claim is a
+ * {@code GET_LOCK(name, 0)} whose name is the prefix and a SHA-256 of the database and
+ * the key, a record is written only {@code WHERE IS_USED_LOCK(name) = CONNECTION_ID()},
+ * and a batch is one round trip where the connection allows multi-statements. Times are
+ * UTC whatever the session time zone. Why: "What the statements do" and "Lock names and
+ * collisions" in {@code CONTRIBUTING.md}.
  *
  * @author idempo
  */
@@ -111,12 +86,6 @@ final class MySqlDialect extends JdbcDialect {
 		return "mysql";
 	}
 
-	/**
-	 * The lock name of {@code key} in {@code database}.
-	 * @param database the lock session's current database
-	 * @param key the storage key
-	 * @return the lock name
-	 */
 	String lockName(String database, String key) {
 		MessageDigest digest = SHA256.get();
 		digest.update(database.getBytes(StandardCharsets.UTF_8));
@@ -137,8 +106,7 @@ final class MySqlDialect extends JdbcDialect {
 		if (!"MySQL".equalsIgnoreCase(product) && !"MariaDB".equalsIgnoreCase(product)) {
 			throw new SQLException("The mysql idempotency store needs MySQL or MariaDB, not " + product);
 		}
-		// each statement must see what committed before it started, also if a
-		// transaction were left open (REPEATABLE READ would keep its first read view)
+		// each statement sees what committed before it (REPEATABLE READ would not)
 		connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
 		int timeout = settings.timeoutSeconds();
 		@Nullable Object[] row = SqlPipeline
@@ -149,8 +117,7 @@ final class MySqlDialect extends JdbcDialect {
 		String database = (row[1] != null) ? row[1].toString() : "";
 		boolean mariaDb = String.valueOf(row[2]).toLowerCase(Locale.ROOT).contains("mariadb");
 		List<Sql> setUp = new ArrayList<>();
-		// the server ends the session, and frees its locks, if this instance vanishes
-		// without closing it
+		// the server ends the session, freeing its locks, if this instance vanishes
 		setUp.add(new Sql("SET SESSION wait_timeout = ?", settings.sessionIdleTimeout().toSeconds()));
 		// every statement is bounded by the server, so none needs a client-side timer
 		if (mariaDb) {
@@ -165,12 +132,6 @@ final class MySqlDialect extends JdbcDialect {
 		return new SessionInfo(((Number) row[0]).longValue(), database, allowsMultiStatements(connection, timeout));
 	}
 
-	/**
-	 * Whether {@code connection} runs several statements sent in one round trip.
-	 * @param connection the connection
-	 * @param timeout the statement timeout in seconds
-	 * @return whether multi-statements work
-	 */
 	static boolean allowsMultiStatements(Connection connection, int timeout) {
 		try {
 			SqlPipeline.run(connection, true, timeout, List.of(new Sql("SELECT 1"), new Sql("SELECT 2")));
@@ -365,9 +326,8 @@ final class MySqlDialect extends JdbcDialect {
 	}
 
 	/**
-	 * The lock sessions' lock name, from the connection's current database (no round
-	 * trip: both drivers track it): a lock of the connection's session, which the caller
-	 * gives back after the transaction ends ({@link #unlockAfterTransaction}).
+	 * The lock sessions' name; both drivers know the current database without a round
+	 * trip.
 	 */
 	@Override
 	String transactionLockName(Connection connection, String key) throws SQLException {

@@ -15,22 +15,12 @@ import dev.idempo.store.jdbc.SqlPipeline.Sql;
 import org.springframework.util.Assert;
 
 /**
- * The statements of transactional mode ({@code @Idempotent(transactional = true)}): they
- * run on the connection of the application's own transaction, which the caller holds,
- * never on a lock session. A claim is a lock that cannot outlive the transaction's
- * connection and is taken without waiting, then the key's record is read in a statement
- * of its own (so that it sees everything committed before the lock was granted); the
- * record is inserted in the same transaction as the handler's writes.
- * <ul>
- * <li>PostgreSQL: {@code pg_try_advisory_xact_lock(namespace, id)}, the same two keys as
- * the lock sessions' {@code pg_try_advisory_lock}, so that transactional and other claims
- * of one key exclude each other. The server releases it when the transaction ends,
- * committed or not: {@link #lockName} is {@code null} and nothing is to be unlocked.</li>
- * <li>MySQL/MariaDB: {@code GET_LOCK(name, 0)} with the lock sessions' name (from the
- * connection's current database), a lock of the connection's session: the caller runs
- * {@link #unlock} after the commit or rollback, before the connection goes back to its
- * pool.</li>
- * </ul>
+ * Transactional mode's statements, run on the application's own transaction: a claim
+ * takes the key's lock without waiting, under the lock sessions' lock name, so both kinds
+ * of claim exclude each other, then reads the record in a statement of its own; the
+ * record is inserted in the handler's transaction. PostgreSQL's lock ends with the
+ * transaction; MySQL's belongs to the session, so the caller runs {@link #unlock} after
+ * the transaction, before the connection goes back to its pool.
  *
  * @author idempo
  */
@@ -64,18 +54,16 @@ public final class TransactionalRecords implements TransactionalStore {
 	}
 
 	/**
-	 * The store's name, for metrics: {@code postgres} or {@code mysql}.
-	 * @return the name
+	 * The store's name, for metrics.
+	 * @return {@code postgres} or {@code mysql}
 	 */
 	public String name() {
 		return this.dialect.name();
 	}
 
 	/**
-	 * The name of the key's lock where the lock belongs to the session rather than to the
-	 * transaction (MySQL), so that the caller can arrange for its release before it is
-	 * taken: the lock sessions' name, from the connection's current database (no round
-	 * trip: both drivers track it).
+	 * The name of the key's lock where it belongs to the session (MySQL), so that the
+	 * caller can arrange for its release before it is taken.
 	 * @param connection the transaction's connection
 	 * @param key the storage key
 	 * @return the lock name, or {@code null} where the lock ends with the transaction
@@ -87,8 +75,7 @@ public final class TransactionalRecords implements TransactionalStore {
 	}
 
 	/**
-	 * Takes the key's lock without waiting, then reads its unexpired record. Runs inside
-	 * the caller's transaction on its connection.
+	 * Takes the key's lock without waiting, then reads its unexpired record.
 	 * @param connection the transaction's connection
 	 * @param key the storage key
 	 * @param lockName {@link #lockName}
@@ -125,9 +112,8 @@ public final class TransactionalRecords implements TransactionalStore {
 	}
 
 	/**
-	 * Gives back a lock that {@link #claim} may have taken, once its transaction has
-	 * ended (MySQL only). Safe whatever the claim did: a lock this session does not hold
-	 * is left alone.
+	 * Gives back a lock {@link #claim} may have taken, once its transaction has ended
+	 * (MySQL only); a lock this session does not hold is left alone.
 	 * @param connection the connection that may hold it
 	 * @param lockName {@link #lockName}
 	 * @param timeoutSeconds the statement timeout, 0 for none
