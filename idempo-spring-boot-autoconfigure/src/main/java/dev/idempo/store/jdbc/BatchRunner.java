@@ -15,7 +15,6 @@ import org.jspecify.annotations.Nullable;
 import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.store.jdbc.JdbcDialect.BatchAnswer;
-import dev.idempo.store.jdbc.JdbcDialect.BatchSql;
 import dev.idempo.store.jdbc.JdbcDialect.Held;
 import dev.idempo.store.jdbc.JdbcDialect.Lock;
 import dev.idempo.store.jdbc.JdbcDialect.SessionInfo;
@@ -292,10 +291,11 @@ final class BatchRunner {
 			}
 			stores.add(new Store(complete.holder.key, lockOf(complete.holder), record, complete.ttlMicros));
 		}
-		BatchSql sql = this.dialect.batch(info, claims, unlocks, stores);
+		Script script = this.dialect.batch(claims, unlocks, stores);
 		BatchAnswer answer;
 		try {
-			answer = sql.read(sql.script().run(session.connection(), together(session), 0));
+			Answers answers = script.run(session.connection(), together(session), 0);
+			answer = this.dialect.readBatch(answers, claims, unlocks.size(), stores);
 		}
 		catch (SQLException | RuntimeException ex) {
 			recover(session, batch, ex, opened, rerun);

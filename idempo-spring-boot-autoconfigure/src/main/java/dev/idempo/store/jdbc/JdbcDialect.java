@@ -1,10 +1,13 @@
 package dev.idempo.store.jdbc;
 
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTransactionRollbackException;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -23,6 +26,15 @@ import dev.idempo.store.jdbc.SqlPipeline.Sql;
  * @author idempo
  */
 abstract class JdbcDialect {
+
+	private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
+		try {
+			return MessageDigest.getInstance("SHA-256");
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
+		}
+	});
 
 	// the steps of a batch, in this order: claims take their locks, then read the
 	// records; unlocks; completes store in one transaction, then unlock
@@ -58,9 +70,15 @@ abstract class JdbcDialect {
 	 * record is stored only while the session holds its claim's lock, unlocked after the
 	 * commit.
 	 */
-	abstract BatchSql batch(SessionInfo session, List<Lock> claims, List<Object> unlocks, List<Store> completes);
+	abstract Script batch(List<Lock> claims, List<Object> unlocks, List<Store> completes);
 
-	abstract List<Sql> rollback();
+	/** Reads what {@link #batch} answered, by step name. */
+	abstract BatchAnswer readBatch(Answers answers, List<Lock> claims, int unlocks, List<Store> completes)
+			throws SQLException;
+
+	List<Sql> rollback() {
+		return List.of(new Sql("ROLLBACK"));
+	}
 
 	abstract Sql heldLocks(SessionInfo session, List<Object> locks);
 
@@ -75,7 +93,22 @@ abstract class JdbcDialect {
 
 	abstract Sql records(List<String> keys);
 
-	abstract Map<String, StoredRecord> readRecords(Result result) throws SQLException;
+	Map<String, StoredRecord> readRecords(Result result) throws SQLException {
+		return readRecords(result, 0);
+	}
+
+	/**
+	 * Records by key from rows of the key (in {@code keyColumn}), fingerprint, response.
+	 */
+	static Map<String, StoredRecord> readRecords(Result result, int keyColumn) throws SQLException {
+		int fingerprint = (keyColumn == 0) ? 1 : 0;
+		Map<String, StoredRecord> records = new HashMap<>();
+		for (@Nullable
+		Object[] row : result.rows()) {
+			records.put(String.valueOf(row[keyColumn]), record(row[fingerprint], row[fingerprint + 1]));
+		}
+		return records;
+	}
 
 	/** Frees every lock of the session, before its connection is closed. */
 	abstract List<Sql> unlockAll();
@@ -100,6 +133,10 @@ abstract class JdbcDialect {
 	abstract Sql insertInTransaction(String key, StoredRecord record, long ttlMicros);
 
 	abstract @Nullable Sql unlockAfterTransaction(String lockName);
+
+	static MessageDigest sha256() {
+		return SHA256.get();
+	}
 
 	static @Nullable StoredRecord firstRecord(Result result) throws SQLException {
 		@Nullable Object[] row = result.firstRow();
@@ -182,15 +219,6 @@ abstract class JdbcDialect {
 	enum Held {
 
 		HELD, HELD_SPENT, NOT_HELD
-
-	}
-
-	/** The statements of one batch, each under its step's name, and how to read them. */
-	interface BatchSql {
-
-		Script script();
-
-		BatchAnswer read(Answers answers) throws SQLException;
 
 	}
 

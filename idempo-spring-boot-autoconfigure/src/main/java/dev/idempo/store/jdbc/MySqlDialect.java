@@ -2,7 +2,6 @@ package dev.idempo.store.jdbc;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -38,15 +37,6 @@ final class MySqlDialect extends JdbcDialect {
 	private static final int MAX_LOCK_NAME_LENGTH = 64;
 
 	private static final Pattern LOCK_PREFIX = Pattern.compile("[A-Za-z0-9_.:/-]{1,32}");
-
-	private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
-		try {
-			return MessageDigest.getInstance("SHA-256");
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
-		}
-	});
 
 	private final String lockPrefix;
 
@@ -87,7 +77,7 @@ final class MySqlDialect extends JdbcDialect {
 	}
 
 	String lockName(String database, String key) {
-		MessageDigest digest = SHA256.get();
+		MessageDigest digest = sha256();
 		digest.update(database.getBytes(StandardCharsets.UTF_8));
 		digest.update((byte) 0);
 		digest.update(key.getBytes(StandardCharsets.UTF_8));
@@ -143,7 +133,7 @@ final class MySqlDialect extends JdbcDialect {
 	}
 
 	@Override
-	BatchSql batch(SessionInfo session, List<Lock> claims, List<Object> unlocks, List<Store> completes) {
+	Script batch(List<Lock> claims, List<Object> unlocks, List<Store> completes) {
 		Script script = new Script();
 		if (!claims.isEmpty()) {
 			StringBuilder lock = new StringBuilder(claims.size() * (this.claimLockSql.length() + 24));
@@ -179,53 +169,38 @@ final class MySqlDialect extends JdbcDialect {
 			script.add(COMMIT, new Sql("COMMIT"));
 			script.add(STORE_UNLOCK, unlock(locks));
 		}
-		return new BatchSql() {
-
-			@Override
-			public Script script() {
-				return script;
-			}
-
-			@Override
-			public BatchAnswer read(Answers answers) throws SQLException {
-				@Nullable Boolean[] locked = new Boolean[claims.size()];
-				@Nullable StoredRecord[] records = new StoredRecord[claims.size()];
-				if (!claims.isEmpty()) {
-					for (@Nullable
-					Object[] row : answers.one(CLAIM_LOCK).rows()) {
-						int index = ((Number) row[0]).intValue();
-						if (row[1] == null) {
-							throw new SQLException("GET_LOCK failed");
-						}
-						locked[index] = isTrue(row[1]);
-					}
-					Map<String, StoredRecord> found = readRecords(answers.one(CLAIM_READ), 2);
-					for (int i = 0; i < claims.size(); i++) {
-						records[i] = found.get(claims.get(i).key());
-					}
-				}
-				boolean[] unlocked = new boolean[unlocks.size()];
-				if (!unlocks.isEmpty()) {
-					unlocked = readUnlocks(answers.one(UNLOCK), unlocks.size());
-				}
-				boolean[] stored = new boolean[completes.size()];
-				boolean[] storeUnlocked = new boolean[completes.size()];
-				if (!completes.isEmpty()) {
-					List<Result> stores = answers.all(STORE);
-					for (int i = 0; i < completes.size(); i++) {
-						stored[i] = stores.get(i).updateCount() > 0;
-					}
-					storeUnlocked = readUnlocks(answers.one(STORE_UNLOCK), completes.size());
-				}
-				return new BatchAnswer(locked, records, unlocked, stored, storeUnlocked);
-			}
-
-		};
+		return script;
 	}
 
 	@Override
-	List<Sql> rollback() {
-		return List.of(new Sql("ROLLBACK"));
+	BatchAnswer readBatch(Answers answers, List<Lock> claims, int unlocks, List<Store> completes) throws SQLException {
+		@Nullable Boolean[] locked = new Boolean[claims.size()];
+		@Nullable StoredRecord[] records = new StoredRecord[claims.size()];
+		if (!claims.isEmpty()) {
+			for (@Nullable
+			Object[] row : answers.one(CLAIM_LOCK).rows()) {
+				int index = ((Number) row[0]).intValue();
+				if (row[1] == null) {
+					throw new SQLException("GET_LOCK failed");
+				}
+				locked[index] = isTrue(row[1]);
+			}
+			Map<String, StoredRecord> found = readRecords(answers.one(CLAIM_READ), 2);
+			for (int i = 0; i < claims.size(); i++) {
+				records[i] = found.get(claims.get(i).key());
+			}
+		}
+		boolean[] unlocked = (unlocks > 0) ? readUnlocks(answers.one(UNLOCK), unlocks) : new boolean[0];
+		boolean[] stored = new boolean[completes.size()];
+		boolean[] storeUnlocked = new boolean[completes.size()];
+		if (!completes.isEmpty()) {
+			List<Result> stores = answers.all(STORE);
+			for (int i = 0; i < completes.size(); i++) {
+				stored[i] = stores.get(i).updateCount() > 0;
+			}
+			storeUnlocked = readUnlocks(answers.one(STORE_UNLOCK), completes.size());
+		}
+		return new BatchAnswer(locked, records, unlocked, stored, storeUnlocked);
 	}
 
 	@Override
@@ -294,25 +269,6 @@ final class MySqlDialect extends JdbcDialect {
 			sql.append((i > 0) ? ", ?" : "?");
 		}
 		return new Sql(sql.append(") AND expires_at > UTC_TIMESTAMP(6)").toString(), keys.toArray());
-	}
-
-	@Override
-	Map<String, StoredRecord> readRecords(Result result) throws SQLException {
-		Map<String, StoredRecord> records = new HashMap<>();
-		for (@Nullable
-		Object[] row : result.rows()) {
-			records.put(String.valueOf(row[0]), record(row[1], row[2]));
-		}
-		return records;
-	}
-
-	private static Map<String, StoredRecord> readRecords(Result result, int keyColumn) throws SQLException {
-		Map<String, StoredRecord> records = new HashMap<>();
-		for (@Nullable
-		Object[] row : result.rows()) {
-			records.put(String.valueOf(row[keyColumn]), record(row[0], row[1]));
-		}
-		return records;
 	}
 
 	@Override

@@ -2,8 +2,6 @@ package dev.idempo.store.jdbc;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -29,15 +27,6 @@ import dev.idempo.store.jdbc.SqlPipeline.Sql;
  * @author idempo
  */
 final class PostgresDialect extends JdbcDialect {
-
-	private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
-		try {
-			return MessageDigest.getInstance("SHA-256");
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
-		}
-	});
 
 	private final int lockNamespace;
 
@@ -129,8 +118,7 @@ final class PostgresDialect extends JdbcDialect {
 
 	/** The second key of the advisory lock of {@code key}; the first is the namespace. */
 	static int lockId(String key) {
-		MessageDigest digest = SHA256.get();
-		return ByteBuffer.wrap(digest.digest(key.getBytes(StandardCharsets.UTF_8))).getInt();
+		return ByteBuffer.wrap(sha256().digest(key.getBytes(StandardCharsets.UTF_8))).getInt();
 	}
 
 	@Override
@@ -167,7 +155,7 @@ final class PostgresDialect extends JdbcDialect {
 	}
 
 	@Override
-	BatchSql batch(SessionInfo session, List<Lock> claims, List<Object> unlocks, List<Store> completes) {
+	Script batch(List<Lock> claims, List<Object> unlocks, List<Store> completes) {
 		Script script = new Script();
 		if (!claims.isEmpty()) {
 			String[] keys = new String[claims.size()];
@@ -202,60 +190,45 @@ final class PostgresDialect extends JdbcDialect {
 			script.add(COMMIT, new Sql("COMMIT"));
 			script.add(STORE_UNLOCK, new Sql(this.storeUnlockSql, (Object) ids));
 		}
-		return new BatchSql() {
-
-			@Override
-			public Script script() {
-				return script;
-			}
-
-			@Override
-			public BatchAnswer read(Answers answers) throws SQLException {
-				@Nullable Boolean[] locked = new Boolean[claims.size()];
-				@Nullable StoredRecord[] records = new StoredRecord[claims.size()];
-				if (!claims.isEmpty()) {
-					for (@Nullable
-					Object[] row : answers.one(CLAIM_LOCK).rows()) {
-						locked[index(row[0], claims.size())] = (row[1] != null) ? Boolean.TRUE.equals(row[1]) : null;
-					}
-					for (@Nullable
-					Object[] row : answers.one(CLAIM_READ).rows()) {
-						records[index(row[2], claims.size())] = record(row[0], row[1]);
-					}
-				}
-				boolean[] unlocked = new boolean[unlocks.size()];
-				if (!unlocks.isEmpty()) {
-					unlocked = readUnlocks(answers.one(UNLOCK), unlocks.size());
-				}
-				boolean[] stored = new boolean[completes.size()];
-				boolean[] storeUnlocked = new boolean[completes.size()];
-				if (!completes.isEmpty()) {
-					Map<String, Integer> positions = new HashMap<>();
-					for (int i = 0; i < completes.size(); i++) {
-						positions.put(completes.get(i).key(), i);
-					}
-					for (@Nullable
-					Object[] row : answers.one(STORE).rows()) {
-						Integer position = positions.get(String.valueOf(row[0]));
-						if (position == null) {
-							throw new SQLException("Unexpected key stored: " + row[0]);
-						}
-						stored[position] = true;
-					}
-					for (@Nullable
-					Object[] row : answers.one(STORE_UNLOCK).rows()) {
-						storeUnlocked[index(row[0], completes.size())] = Boolean.TRUE.equals(row[1]);
-					}
-				}
-				return new BatchAnswer(locked, records, unlocked, stored, storeUnlocked);
-			}
-
-		};
+		return script;
 	}
 
 	@Override
-	List<Sql> rollback() {
-		return List.of(new Sql("ROLLBACK"));
+	BatchAnswer readBatch(Answers answers, List<Lock> claims, int unlocks, List<Store> completes) throws SQLException {
+		@Nullable Boolean[] locked = new Boolean[claims.size()];
+		@Nullable StoredRecord[] records = new StoredRecord[claims.size()];
+		if (!claims.isEmpty()) {
+			for (@Nullable
+			Object[] row : answers.one(CLAIM_LOCK).rows()) {
+				locked[index(row[0], claims.size())] = (row[1] != null) ? Boolean.TRUE.equals(row[1]) : null;
+			}
+			for (@Nullable
+			Object[] row : answers.one(CLAIM_READ).rows()) {
+				records[index(row[2], claims.size())] = record(row[0], row[1]);
+			}
+		}
+		boolean[] unlocked = (unlocks > 0) ? readUnlocks(answers.one(UNLOCK), unlocks) : new boolean[0];
+		boolean[] stored = new boolean[completes.size()];
+		boolean[] storeUnlocked = new boolean[completes.size()];
+		if (!completes.isEmpty()) {
+			Map<String, Integer> positions = new HashMap<>();
+			for (int i = 0; i < completes.size(); i++) {
+				positions.put(completes.get(i).key(), i);
+			}
+			for (@Nullable
+			Object[] row : answers.one(STORE).rows()) {
+				Integer position = positions.get(String.valueOf(row[0]));
+				if (position == null) {
+					throw new SQLException("Unexpected key stored: " + row[0]);
+				}
+				stored[position] = true;
+			}
+			for (@Nullable
+			Object[] row : answers.one(STORE_UNLOCK).rows()) {
+				storeUnlocked[index(row[0], completes.size())] = Boolean.TRUE.equals(row[1]);
+			}
+		}
+		return new BatchAnswer(locked, records, unlocked, stored, storeUnlocked);
 	}
 
 	@Override
@@ -328,16 +301,6 @@ final class PostgresDialect extends JdbcDialect {
 	@Override
 	Sql records(List<String> keys) {
 		return new Sql(this.recordsSql, (Object) keys.toArray(new String[0]));
-	}
-
-	@Override
-	Map<String, StoredRecord> readRecords(Result result) throws SQLException {
-		Map<String, StoredRecord> records = new HashMap<>();
-		for (@Nullable
-		Object[] row : result.rows()) {
-			records.put(String.valueOf(row[0]), record(row[1], row[2]));
-		}
-		return records;
 	}
 
 	@Override
