@@ -78,22 +78,7 @@ final class BatchRunner {
 
 	/** Runs one batch of what is queued for the session, which the caller holds. */
 	void runBatch(LockSession session) {
-		Batch batch = take(session);
-		if (batch.isEmpty()) {
-			return;
-		}
-		try {
-			run(session, batch);
-		}
-		catch (RuntimeException | Error ex) {
-			// a bug or a JVM failure: nothing may be left running, nor any lock behind
-			failUnsettled(session, batch, ex);
-			throw ex;
-		}
-	}
-
-	void drain(LockSession session) {
-		runBatch(session);
+		runSettled(session, take(session));
 	}
 
 	/**
@@ -106,6 +91,10 @@ final class BatchRunner {
 			batch.add(operation);
 		}
 		batch.unlocks.addAll(takeUnlocks(session));
+		runSettled(session, batch);
+	}
+
+	private void runSettled(LockSession session, Batch batch) {
 		if (batch.isEmpty()) {
 			return;
 		}
@@ -113,6 +102,7 @@ final class BatchRunner {
 			run(session, batch);
 		}
 		catch (RuntimeException | Error ex) {
+			// a bug or a JVM failure: nothing may be left running, nor any lock behind
 			failUnsettled(session, batch, ex);
 			throw ex;
 		}
@@ -395,10 +385,9 @@ final class BatchRunner {
 		}
 		Batch again = new Batch(batch.shared);
 		Recovery recovery = new Recovery();
-		for (int i = 0; i < batch.completes.size(); i++) {
-			Operation complete = batch.completes.get(i);
-			Held held = facts.completes[i];
-			StoredRecord record = facts.records.get(complete.holder.key);
+		for (Operation complete : batch.completes) {
+			Held held = facts.of(complete.holder);
+			StoredRecord record = facts.records().get(complete.holder.key);
 			if (record != null && record.equals(complete.record)) {
 				// committed before the failure
 				if (held != Held.NOT_HELD) {
@@ -424,39 +413,29 @@ final class BatchRunner {
 				recovery.failed.add(complete);
 			}
 		}
-		for (int i = 0; i < batch.releases.size(); i++) {
-			Operation release = batch.releases.get(i);
-			if (facts.releases[i] == Held.NOT_HELD) {
+		for (Operation release : batch.releases) {
+			if (facts.of(release.holder) == Held.NOT_HELD) {
 				finished(release, true);
 			}
-			else if (rerun) {
-				again.releases.add(release);
-			}
 			else {
-				recovery.failed.add(release);
+				(rerun ? again.releases : recovery.failed).add(release);
 			}
 		}
 		List<Holder> stillLocked = new ArrayList<>();
-		for (int i = 0; i < batch.unlocks.size(); i++) {
-			if (facts.unlocks[i] != Held.NOT_HELD) {
-				stillLocked.add(batch.unlocks.get(i));
+		for (Holder holder : batch.unlocks) {
+			if (facts.of(holder) != Held.NOT_HELD) {
+				stillLocked.add(holder);
 			}
 			else {
-				this.guard.forget(batch.unlocks.get(i));
+				this.guard.forget(holder);
 			}
 		}
-		for (int i = 0; i < batch.claims.size(); i++) {
-			Operation claim = batch.claims.get(i);
-			if (facts.claims[i] != Held.NOT_HELD) {
+		for (Operation claim : batch.claims) {
+			if (facts.of(claim.holder) != Held.NOT_HELD) {
 				// taken by this batch; the store forgets the holder of a failed claim
 				recovery.free(claim.holder, false);
 			}
-			if (rerun) {
-				again.claims.add(claim);
-			}
-			else {
-				recovery.failed.add(claim);
-			}
+			(rerun ? again.claims : recovery.failed).add(claim);
 		}
 		if (!stillLocked.isEmpty() && session.unlocks().failed(stillLocked)) {
 			lost(session, "could not run queued unlocks", failure);
@@ -555,20 +534,7 @@ final class BatchRunner {
 		Map<Object, Held> held = this.dialect.readHeldLocks(answers.one(HELD), locks);
 		Map<String, StoredRecord> records = keys.isEmpty() ? Collections.emptyMap()
 				: this.dialect.readRecords(answers.one(RECORDS));
-		Facts facts = new Facts(batch, records);
-		for (int i = 0; i < batch.completes.size(); i++) {
-			facts.completes[i] = held.get(lockOf(batch.completes.get(i).holder));
-		}
-		for (int i = 0; i < batch.releases.size(); i++) {
-			facts.releases[i] = held.get(lockOf(batch.releases.get(i).holder));
-		}
-		for (int i = 0; i < batch.unlocks.size(); i++) {
-			facts.unlocks[i] = held.get(lockOf(batch.unlocks.get(i)));
-		}
-		for (int i = 0; i < batch.claims.size(); i++) {
-			facts.claims[i] = held.get(lockOf(batch.claims.get(i).holder));
-		}
-		return facts;
+		return new Facts(held, records);
 	}
 
 	/**
@@ -775,25 +741,13 @@ final class BatchRunner {
 
 	}
 
-	/** What a failed batch left: per operation what the session holds of its lock. */
-	private static final class Facts {
+	/**
+	 * What a failed batch left: what the session holds of each lock, the records stored.
+	 */
+	private record Facts(Map<Object, Held> held, Map<String, StoredRecord> records) {
 
-		final Map<String, StoredRecord> records;
-
-		final Held[] completes;
-
-		final Held[] releases;
-
-		final Held[] unlocks;
-
-		final Held[] claims;
-
-		Facts(Batch batch, Map<String, StoredRecord> records) {
-			this.records = records;
-			this.completes = new Held[batch.completes.size()];
-			this.releases = new Held[batch.releases.size()];
-			this.unlocks = new Held[batch.unlocks.size()];
-			this.claims = new Held[batch.claims.size()];
+		Held of(Holder holder) {
+			return this.held.get(lockOf(holder));
 		}
 
 	}

@@ -399,7 +399,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			// a busy session proves or disproves itself with its own statements
 			if (session.isOpen()) {
 				this.scheduler.runMaintenance(session, 0, (checked) -> {
-					this.runner.drain(checked);
+					this.runner.runBatch(checked);
 					if (checked.isOpen()) {
 						ping(checked);
 					}

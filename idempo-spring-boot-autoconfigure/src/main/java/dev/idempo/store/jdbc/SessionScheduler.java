@@ -73,7 +73,7 @@ abstract class SessionScheduler {
 				if (unlocks.isEmpty()) {
 					return;
 				}
-				runMaintenance(session, this.timeoutNanos, this.runner::drain);
+				runMaintenance(session, this.timeoutNanos, this.runner::runBatch);
 				// else the session check retries
 			});
 		}
