@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import javax.sql.DataSource;
 
@@ -168,13 +169,8 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	@Override
 	public RecordState inspect(String key) {
 		try (Connection connection = this.dataSource.getConnection()) {
-			String database = connection.getCatalog();
-			if (database == null) {
-				// MySQL Connector/J with databaseTerm=SCHEMA
-				database = connection.getSchema();
-			}
 			List<SqlPipeline.Result> results = SqlPipeline.run(connection, false, this.settings.timeoutSeconds(),
-					List.of(this.dialect.lockHeld((database != null) ? database : "", key),
+					List.of(this.dialect.lockHeld(JdbcDialect.currentDatabase(connection), key),
 							this.dialect.recordWithExpiry(key)));
 			boolean inFlight = JdbcDialect.isTrue(results.get(0).rows().get(0)[0]);
 			List<@Nullable Object[]> rows = results.get(1).rows();
@@ -264,24 +260,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	@Override
 	public boolean complete(Lease lease, StoredRecord record, Duration ttl) {
 		Assert.isTrue(!ttl.isNegative() && !ttl.isZero(), "'ttl' must be positive");
-		Holder holder = this.guard.finishing(lease);
-		if (holder == null) {
-			return false;
-		}
-		if (!isLive(holder)) {
-			this.guard.forget(holder);
-			return false;
-		}
-		Operation complete = Operation.complete(holder, record, ttl.toNanos() / 1000);
-		if (!this.scheduler.runOn(sessionOf(holder), complete, finishingDeadline())) {
-			unlockLater(holder);
-			throw busy();
-		}
-		Throwable failure = complete.failure();
-		if (failure != null) {
-			throw rethrow(failure);
-		}
-		return complete.succeeded();
+		return finish(lease, (holder) -> Operation.complete(holder, record, ttl.toNanos() / 1000));
 	}
 
 	/**
@@ -293,6 +272,10 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	 */
 	@Override
 	public boolean release(Lease lease) {
+		return finish(lease, Operation::release);
+	}
+
+	private boolean finish(Lease lease, Function<Holder, Operation> operationOf) {
 		Holder holder = this.guard.finishing(lease);
 		if (holder == null) {
 			return false;
@@ -301,17 +284,20 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			this.guard.forget(holder);
 			return false;
 		}
-		Operation release = Operation.release(holder);
-		if (!this.scheduler.runOn(sessionOf(holder), release, finishingDeadline())) {
-			// runs before the session's next statement
+		Operation operation = operationOf.apply(holder);
+		if (!this.scheduler.runOn(sessionOf(holder), operation, finishingDeadline())) {
+			// its unlock runs before the session's next statement
 			unlockLater(holder);
+			if (operation.kind == Operation.Kind.COMPLETE) {
+				throw busy();
+			}
 			return true;
 		}
-		Throwable failure = release.failure();
+		Throwable failure = operation.failure();
 		if (failure != null) {
 			throw rethrow(failure);
 		}
-		return release.succeeded();
+		return operation.succeeded();
 	}
 
 	/**
