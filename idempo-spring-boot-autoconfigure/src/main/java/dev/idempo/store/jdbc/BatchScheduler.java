@@ -51,7 +51,8 @@ final class BatchScheduler extends SessionScheduler {
 		try {
 			while (!operation.isDone()) {
 				if (operation.isQueued()) {
-					LockSession session = (target != null) ? (target.tryRun() ? target : null) : tryRunAny();
+					LockSession session = (target != null) ? (target.tryRun() ? target : null)
+							: tryRunAny((any) -> true);
 					if (session != null) {
 						Throwable failure = null;
 						try {
@@ -126,23 +127,6 @@ final class BatchScheduler extends SessionScheduler {
 					: new IllegalStateException("A batch failed unexpectedly", failure);
 		}
 		logger.warn("A batch failed unexpectedly on idempotency " + session + "; its operations were settled", failure);
-	}
-
-	/**
-	 * Takes a free session: open ones first, lowest first, so light load keeps to few.
-	 */
-	private @Nullable LockSession tryRunAny() {
-		for (LockSession session : this.pool.sessions()) {
-			if (session.isOpen() && session.tryRun()) {
-				return session;
-			}
-		}
-		for (LockSession session : this.pool.sessions()) {
-			if (!session.isOpen() && session.tryRun()) {
-				return session;
-			}
-		}
-		return null;
 	}
 
 	/** Wakes the session's oldest waiting complete or release, else the oldest claim. */

@@ -85,7 +85,7 @@ final class PlainScheduler extends SessionScheduler {
 		this.mutex.lock();
 		try {
 			while (!this.pool.isClosed()) {
-				LockSession session = tryRunAny();
+				LockSession session = tryRunAny((candidate) -> !candidate.isWanted());
 				if (session != null) {
 					return session;
 				}
@@ -104,20 +104,6 @@ final class PlainScheduler extends SessionScheduler {
 		finally {
 			this.mutex.unlock();
 		}
-	}
-
-	private @Nullable LockSession tryRunAny() {
-		for (LockSession session : this.pool.sessions()) {
-			if (session.isOpen() && !session.isWanted() && session.tryRun()) {
-				return session;
-			}
-		}
-		for (LockSession session : this.pool.sessions()) {
-			if (!session.isOpen() && !session.isWanted() && session.tryRun()) {
-				return session;
-			}
-		}
-		return null;
 	}
 
 	/**

@@ -3,9 +3,11 @@ package dev.idempo.store.jdbc;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decides which thread runs which operation on which lock session, and when; runs a
@@ -47,6 +49,24 @@ abstract class SessionScheduler {
 	 * it.
 	 */
 	abstract boolean wakeNext(LockSession session);
+
+	/**
+	 * Takes a free session that {@code eligible} allows: open ones first, lowest first,
+	 * so that a light load keeps to few connections, then one still to be opened.
+	 */
+	final @Nullable LockSession tryRunAny(Predicate<LockSession> eligible) {
+		for (LockSession session : this.pool.sessions()) {
+			if (session.isOpen() && eligible.test(session) && session.tryRun()) {
+				return session;
+			}
+		}
+		for (LockSession session : this.pool.sessions()) {
+			if (!session.isOpen() && eligible.test(session) && session.tryRun()) {
+				return session;
+			}
+		}
+		return null;
+	}
 
 	/** Passes a session just let go on, or has maintenance run its queued unlocks. */
 	final void handOff(LockSession session) {
