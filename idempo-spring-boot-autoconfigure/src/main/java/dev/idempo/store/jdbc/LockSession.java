@@ -61,10 +61,6 @@ final class LockSession {
 		return this.unlocks;
 	}
 
-	boolean hasWork() {
-		return !this.completes.isEmpty() || !this.releases.isEmpty() || !this.unlocks.isEmpty();
-	}
-
 	/** The oldest complete or release still queued; cancelled ones are dropped. */
 	@Nullable Operation nextWaiting() {
 		Operation complete = firstQueued(this.completes);

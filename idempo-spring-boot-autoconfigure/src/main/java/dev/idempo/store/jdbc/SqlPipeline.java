@@ -131,10 +131,6 @@ final class SqlPipeline {
 			return this;
 		}
 
-		List<Sql> statements() {
-			return this.statements;
-		}
-
 		Answers run(Connection connection, boolean together, int timeoutSeconds) throws SQLException {
 			List<Result> results = SqlPipeline.run(connection, together, timeoutSeconds, this.statements);
 			Map<String, List<Result>> byName = new HashMap<>();
