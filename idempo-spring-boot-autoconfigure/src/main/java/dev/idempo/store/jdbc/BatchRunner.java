@@ -59,10 +59,7 @@ final class BatchRunner {
 
 	private final boolean pipelined;
 
-	/**
-	 * Creates the runner; {@code pipelined}: whether a batch's statements go in one round
-	 * trip where the connection allows it.
-	 */
+	/** {@code pipelined}: a batch in one round trip where the connection allows it. */
 	BatchRunner(JdbcDialect dialect, KeyGuard guard, LockSessionPool pool, JdbcStoreSettings settings,
 			boolean pipelined) {
 		this.dialect = dialect;
@@ -81,10 +78,7 @@ final class BatchRunner {
 		runSettled(session, take(session));
 	}
 
-	/**
-	 * Runs one operation, queued nowhere, with the session's queued unlocks; a claim
-	 * whose session died under it is left queued for the caller to run again.
-	 */
+	/** Runs one operation alone; a claim whose session died is left queued to rerun. */
 	void runAlone(LockSession session, Operation operation) {
 		Batch batch = new Batch(false);
 		if (operation.start()) {
@@ -108,10 +102,7 @@ final class BatchRunner {
 		}
 	}
 
-	/**
-	 * Ends queued operations (claims fail, completes and releases answer {@code false})
-	 * and discards every session that is let go within the timeout.
-	 */
+	/** Ends queued operations and discards each session let go within the timeout. */
 	void close() {
 		this.pool.close();
 		Operation operation;
@@ -234,10 +225,7 @@ final class BatchRunner {
 		return true;
 	}
 
-	/**
-	 * Ends a complete or release; the guard first, so its woken waiter finds the key
-	 * free.
-	 */
+	/** Ends a complete or release, guard first: its woken waiter finds the key free. */
 	private void finished(Operation operation, boolean succeeded) {
 		this.guard.forget(operation.holder);
 		operation.succeed(succeeded, null);
@@ -537,10 +525,7 @@ final class BatchRunner {
 		return new Facts(held, records);
 	}
 
-	/**
-	 * Gives spent store conditions back and frees locks; {@code false} if that failed
-	 * (the locks are then queued as unlocks, or the session was ended).
-	 */
+	/** Gives spent store conditions back, frees locks; {@code false}: queued or ended. */
 	private boolean settleLocks(LockSession session, Recovery recovery, Exception failure) {
 		if (recovery.restore.isEmpty() && recovery.free.isEmpty()) {
 			return true;
@@ -604,10 +589,7 @@ final class BatchRunner {
 		failAll(session, all, failure);
 	}
 
-	/**
-	 * The session died: its claims are lost; the batch's claims may go back to the queue
-	 * once.
-	 */
+	/** The session died: its claims are lost; the batch's may be queued once more. */
 	private void died(LockSession session, Batch batch, Exception failure, boolean opened, String reason) {
 		if (session.isOpen()) {
 			lost(session, reason, failure);
@@ -636,10 +618,7 @@ final class BatchRunner {
 		batch.unlocks.forEach(this.guard::forget);
 	}
 
-	/**
-	 * After an unexpected failure (a bug, an {@link Error}), fails every operation still
-	 * running, keeping the key of one that may hold its lock taken until it is unlocked.
-	 */
+	/** After a bug or an {@link Error}: fails what runs; keys that may be held stay. */
 	private void failUnsettled(LockSession session, Batch batch, Throwable failure) {
 		for (Operation operation : batch.all()) {
 			if (operation.isDone() || operation.isQueued()) {
@@ -693,9 +672,7 @@ final class BatchRunner {
 	/** What one batch holds. */
 	private static final class Batch {
 
-		/**
-		 * Whether its claims came from the shared queue (else their caller reruns them).
-		 */
+		/** Whether its claims came from the shared queue (else their caller reruns). */
 		final boolean shared;
 
 		final List<Operation> completes = new ArrayList<>();
@@ -741,9 +718,7 @@ final class BatchRunner {
 
 	}
 
-	/**
-	 * What a failed batch left: what the session holds of each lock, the records stored.
-	 */
+	/** What a failed batch left: what the session holds of its locks, the records. */
 	private record Facts(Map<Object, Held> held, Map<String, StoredRecord> records) {
 
 		Held of(Holder holder) {

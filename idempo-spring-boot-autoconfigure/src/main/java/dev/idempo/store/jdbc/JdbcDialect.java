@@ -56,10 +56,7 @@ abstract class JdbcDialect {
 	/** {@code postgres} or {@code mysql}, the {@code store} tag of metrics. */
 	abstract String name();
 
-	/**
-	 * Checks the database of a new lock session connection and sets its statement and
-	 * idle timeouts.
-	 */
+	/** Checks a new lock session's database and sets its statement and idle timeouts. */
 	abstract SessionInfo openSession(Connection connection, JdbcStoreSettings settings) throws SQLException;
 
 	abstract Object lockOf(SessionInfo session, String key);
@@ -97,9 +94,7 @@ abstract class JdbcDialect {
 		return readRecords(result, 0);
 	}
 
-	/**
-	 * Records by key from rows of the key (in {@code keyColumn}), fingerprint, response.
-	 */
+	/** Records by key, from rows of key (at {@code keyColumn}), fingerprint, response. */
 	static Map<String, StoredRecord> readRecords(Result result, int keyColumn) throws SQLException {
 		int fingerprint = (keyColumn == 0) ? 1 : 0;
 		Map<String, StoredRecord> records = new HashMap<>();
@@ -160,9 +155,7 @@ abstract class JdbcDialect {
 				|| ex.getErrorCode() == 1213;
 	}
 
-	/**
-	 * Whether the connection failed, not just a statement, anywhere in the cause chain.
-	 */
+	/** Whether the connection failed, not just a statement (anywhere in the causes). */
 	static boolean isConnectionFailure(@Nullable Throwable failure) {
 		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
 			if (cause instanceof SQLNonTransientConnectionException || cause instanceof SQLRecoverableException) {
@@ -189,10 +182,7 @@ abstract class JdbcDialect {
 		return Boolean.TRUE.equals(value) || (value instanceof Number number && number.intValue() == 1);
 	}
 
-	/**
-	 * One lock session's connection: server id, current database (part of MySQL lock
-	 * names), whether it accepts several statements in one round trip.
-	 */
+	/** A lock session's server id, database (in MySQL lock names), multi-statements. */
 	record SessionInfo(long connectionId, String database, boolean multiStatements) {
 
 	}
@@ -222,10 +212,7 @@ abstract class JdbcDialect {
 
 	}
 
-	/**
-	 * What one batch did, per operation in order; {@code claimLocked} is {@code null}
-	 * where an unexpired record made the claim not try.
-	 */
+	/** What a batch did per operation; a {@code null} claimLocked: a record exists. */
 	record BatchAnswer(@Nullable Boolean[] claimLocked, @Nullable StoredRecord[] claimRecords, boolean[] unlocked,
 			boolean[] stored, boolean[] storeUnlocked) {
 

@@ -129,10 +129,7 @@ public record JdbcStoreSettings(String tableName, int lockSessions, Duration tim
 		return Duration.ofSeconds(Math.max(twice, MIN_DEFAULT_NETWORK_TIMEOUT.toSeconds()));
 	}
 
-	/**
-	 * After how long without a statement the server ends a lock session: four check
-	 * intervals (idle sessions are pinged every one), at least a minute.
-	 */
+	/** When the server ends an idle lock session: 4 check intervals, at least 1 min. */
 	Duration sessionIdleTimeout() {
 		Duration fourChecks = this.sessionCheckInterval.multipliedBy(4);
 		return (fourChecks.compareTo(Duration.ofMinutes(1)) > 0) ? fourChecks : Duration.ofMinutes(1);

@@ -102,10 +102,7 @@ final class KeyGuard {
 			.count();
 	}
 
-	/**
-	 * Whether another claim has or takes the same lock on the same connection (colliding
-	 * PostgreSQL lock ids): then the session's lock counts cannot be told apart.
-	 */
+	/** Whether another claim has the same lock on the connection (colliding ids). */
 	boolean sharesLock(Holder mine) {
 		Phase phase = mine.phase.get();
 		if (phase.session < 0 || phase.lock == null) {
@@ -124,10 +121,7 @@ final class KeyGuard {
 
 	}
 
-	/**
-	 * A claim's state, and where its lock lives once sent (-1, 0, {@code null} until
-	 * then).
-	 */
+	/** A claim's state and where its lock lives once sent (-1, 0, null before). */
 	record Phase(State state, int session, long generation, @Nullable Object lock) {
 
 		Phase to(State next) {
@@ -148,10 +142,7 @@ final class KeyGuard {
 
 		private final AtomicReference<Phase> phase = new AtomicReference<>(new Phase(State.CLAIMING, -1, 0, null));
 
-		/**
-		 * For waiting on phase changes; not a monitor, which pins virtual threads (JDK
-		 * 21-23).
-		 */
+		/** Waits for phase changes; a monitor would pin virtual threads (JDK 21-23). */
 		private final ReentrantLock mutex = new ReentrantLock();
 
 		private final Condition changed = this.mutex.newCondition();

@@ -139,10 +139,7 @@ final class LockSession {
 		return this.info;
 	}
 
-	/**
-	 * Whether the connection is dead (closed, or {@code failure} is a connection's), not
-	 * slow.
-	 */
+	/** Whether the connection is dead (closed, or a connection failure), not slow. */
 	boolean isDead(@Nullable Throwable failure) {
 		Connection connection = connection();
 		try {

@@ -123,10 +123,7 @@ final class LockSessionPool {
 		}
 	}
 
-	/**
-	 * Frees the session's locks by statement (a pooled connection would outlive
-	 * {@code close()}), then closes it; answers the discarded generation.
-	 */
+	/** Frees the session's locks by statement, then closes it; answers its generation. */
 	long discard(LockSession session) {
 		if (session.isOpen()) {
 			Connection connection = session.connection();

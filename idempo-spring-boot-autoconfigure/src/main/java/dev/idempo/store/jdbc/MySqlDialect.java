@@ -281,10 +281,7 @@ final class MySqlDialect extends JdbcDialect {
 		return new Sql(this.deleteExpiredSql, limit);
 	}
 
-	/**
-	 * The lock sessions' name; both drivers know the current database without a round
-	 * trip.
-	 */
+	/** The lock sessions' name: the drivers know the database without a round trip. */
 	@Override
 	String transactionLockName(Connection connection, String key) throws SQLException {
 		return lockName(currentDatabase(connection), key);

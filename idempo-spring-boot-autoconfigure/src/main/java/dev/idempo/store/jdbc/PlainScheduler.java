@@ -106,10 +106,7 @@ final class PlainScheduler extends SessionScheduler {
 		}
 	}
 
-	/**
-	 * Runs the operation, then lets the session go; an unexpected failure is thrown only
-	 * if it is an {@link Error} or the operation was left unstarted.
-	 */
+	/** Runs the operation; throws an unexpected failure if an Error or left unstarted. */
 	private void run(LockSession session, Operation operation) {
 		try {
 			this.runner.runAlone(session, operation);

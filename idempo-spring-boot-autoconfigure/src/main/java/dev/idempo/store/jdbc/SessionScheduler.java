@@ -44,16 +44,10 @@ abstract class SessionScheduler {
 	/** Runs a complete or release on its claim's session, as {@link #runClaim} does. */
 	abstract boolean runOn(LockSession session, Operation operation, long deadline);
 
-	/**
-	 * Wakes whoever waits for a session just let go; {@code false} if nobody will take
-	 * it.
-	 */
+	/** Wakes who waits for a session just let go; {@code false} if nobody takes it. */
 	abstract boolean wakeNext(LockSession session);
 
-	/**
-	 * Takes a free session that {@code eligible} allows: open ones first, lowest first,
-	 * so that a light load keeps to few connections, then one still to be opened.
-	 */
+	/** Takes a free session {@code eligible} allows: open ones first, lowest first. */
 	final @Nullable LockSession tryRunAny(Predicate<LockSession> eligible) {
 		for (LockSession session : this.pool.sessions()) {
 			if (session.isOpen() && eligible.test(session) && session.tryRun()) {
@@ -102,10 +96,7 @@ abstract class SessionScheduler {
 		}
 	}
 
-	/**
-	 * Runs {@code task} on the session once free, then hands it on; a failure is logged,
-	 * never thrown, so it cannot cancel a scheduled session check for good.
-	 */
+	/** Runs {@code task} once the session is free; logs failures (checks must go on). */
 	final void runMaintenance(LockSession session, long timeoutNanos, Consumer<LockSession> task) {
 		try {
 			if (!session.tryRun(timeoutNanos)) {

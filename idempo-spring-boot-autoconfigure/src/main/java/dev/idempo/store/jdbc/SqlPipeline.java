@@ -24,10 +24,7 @@ final class SqlPipeline {
 	private SqlPipeline() {
 	}
 
-	/**
-	 * Runs the statements; {@code timeoutSeconds} 0: none (lock sessions set it on the
-	 * server).
-	 */
+	/** Runs the statements; lock sessions set their timeout on the server (0 here). */
 	static List<Result> run(Connection connection, boolean together, int timeoutSeconds, List<Sql> statements)
 			throws SQLException {
 		int count = statements.size();

@@ -42,10 +42,7 @@ final class UnlockQueue {
 		return this.pending.isEmpty();
 	}
 
-	/**
-	 * Whether unlocks are queued and the last attempt did not fail (else the check
-	 * retries).
-	 */
+	/** Whether unlocks are queued and the last run did not fail (else checks retry). */
 	boolean isDrainDue() {
 		return !this.pending.isEmpty() && this.failures == 0;
 	}
