@@ -15,7 +15,6 @@ import org.jspecify.annotations.Nullable;
 import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.store.jdbc.JdbcDialect.BatchAnswer;
-import dev.idempo.store.jdbc.JdbcDialect.BatchSql;
 import dev.idempo.store.jdbc.JdbcDialect.Held;
 import dev.idempo.store.jdbc.JdbcDialect.Lock;
 import dev.idempo.store.jdbc.JdbcDialect.SessionInfo;
@@ -26,32 +25,10 @@ import dev.idempo.store.jdbc.SqlPipeline.Script;
 import dev.idempo.store.jdbc.SqlPipeline.Sql;
 
 /**
- * Runs batches of operations on a lock session held by the calling thread: takes what is
- * queued (the session's completes, up to a size budget, its releases and unlocks, then
- * claims from the shared queue), sends it as one round trip built by the
- * {@link JdbcDialect}, and settles every operation: its outcome to its waiter, its holder
- * to its next state in the {@link KeyGuard}.
- * <h2>When a batch fails</h2> A batch that fails on a dead connection loses every claim
- * on that session; its claims are sent once more on a new connection unless this batch
- * opened the connection. A batch that fails on a live connection is settled from facts,
- * not guesses: after a {@code ROLLBACK}, one statement reads which of the batch's locks
- * the session holds and one reads the records of its completes, and then
- * <ul>
- * <li>a complete whose record is there, byte for byte, was committed (an owner's lock
- * keeps everyone else from writing its key); one whose lock is held and record absent has
- * not been, and gets its store condition back if a store spent it; one with neither lost
- * its lock;</li>
- * <li>a claim that holds its lock took it in this batch (the guard lets one claim per key
- * in, and a colliding lock of another claim makes the session end instead), so it is
- * freed;</li>
- * <li>a release or unlock whose lock is no longer held has run;</li>
- * </ul>
- * and the rest is run again one operation per round trip, so that a failure is charged to
- * the operation that causes it. An operation that fails alone fails: a claim frees its
- * lock and throws, a complete is rolled back, frees its lock and throws, a release throws
- * and leaves its unlock queued (the key stays taken until it has run). If the facts
- * cannot be read, every lock the batch may hold stays held until its queued unlock has
- * run, and its operations throw.
+ * Runs batches of queued operations on a lock session held by the calling thread and
+ * settles every operation (its outcome to its waiter, its holder to its next phase), also
+ * when the batch fails: then from what the database holds, as "The JDBC store's batching
+ * core" in {@code CONTRIBUTING.md} describes.
  *
  * @author idempo
  */
@@ -59,7 +36,6 @@ final class BatchRunner {
 
 	private static final Log logger = LogFactory.getLog(BatchRunner.class);
 
-	/** Claims per batch: bounds a batch's round trip, so completes are not held up. */
 	static final int MAX_CLAIMS = 64;
 
 	static final int MAX_UNLOCKS = 256;
@@ -83,15 +59,7 @@ final class BatchRunner {
 
 	private final boolean pipelined;
 
-	/**
-	 * Creates the runner.
-	 * @param dialect the database's dialect
-	 * @param guard the claims of this JVM
-	 * @param pool the lock sessions
-	 * @param settings the store settings
-	 * @param pipelined whether the statements of a batch go in one round trip where the
-	 * connection allows it (else one statement per round trip)
-	 */
+	/** {@code pipelined}: a batch in one round trip where the connection allows it. */
 	BatchRunner(JdbcDialect dialect, KeyGuard guard, LockSessionPool pool, JdbcStoreSettings settings,
 			boolean pipelined) {
 		this.dialect = dialect;
@@ -105,13 +73,22 @@ final class BatchRunner {
 		return this.pipelined && session.info().multiStatements();
 	}
 
-	/**
-	 * Runs one batch of the session's queued work (and queued claims) in one round trip,
-	 * and hands each operation taken its outcome; does nothing if nothing is queued.
-	 * @param session the session, held by the caller
-	 */
+	/** Runs one batch of what is queued for the session, which the caller holds. */
 	void runBatch(LockSession session) {
-		Batch batch = take(session);
+		runSettled(session, take(session));
+	}
+
+	/** Runs one operation alone; a claim whose session died is left queued to rerun. */
+	void runAlone(LockSession session, Operation operation) {
+		Batch batch = new Batch(false);
+		if (operation.start()) {
+			batch.add(operation);
+		}
+		batch.unlocks.addAll(takeUnlocks(session));
+		runSettled(session, batch);
+	}
+
+	private void runSettled(LockSession session, Batch batch) {
 		if (batch.isEmpty()) {
 			return;
 		}
@@ -125,45 +102,7 @@ final class BatchRunner {
 		}
 	}
 
-	/**
-	 * Runs a batch of only the session's queued unlocks (and whatever else is queued).
-	 * Requires the session's run lock.
-	 * @param session the session
-	 */
-	void drain(LockSession session) {
-		runBatch(session);
-	}
-
-	/**
-	 * Runs one operation of the calling thread on its own, with the session's queued
-	 * unlocks, and hands it its outcome; a claim whose session died under it is left
-	 * queued for the caller to run again elsewhere. Requires the session's run lock.
-	 * @param session the session, held by the caller
-	 * @param operation the operation, queued nowhere
-	 */
-	void runAlone(LockSession session, Operation operation) {
-		Batch batch = new Batch(false);
-		if (operation.start()) {
-			batch.add(operation);
-		}
-		batch.unlocks.addAll(takeUnlocks(session));
-		if (batch.isEmpty()) {
-			return;
-		}
-		try {
-			run(session, batch);
-		}
-		catch (RuntimeException | Error ex) {
-			failUnsettled(session, batch, ex);
-			throw ex;
-		}
-	}
-
-	/**
-	 * Stops taking work: queued claims fail, queued completes and releases answer that
-	 * their claim is lost; then every session that is let go within the timeout is
-	 * discarded, and with it its claims and queued unlocks.
-	 */
+	/** Ends queued operations and discards each session let go within the timeout. */
 	void close() {
 		this.pool.close();
 		Operation operation;
@@ -223,10 +162,7 @@ final class BatchRunner {
 		return batch;
 	}
 
-	/**
-	 * Takes the session's queued unlocks for a batch; ends the session instead if one of
-	 * their locks is shared with another claim on it (its counts cannot be told apart).
-	 */
+	/** Takes queued unlocks; ends the session instead if one's lock is shared. */
 	private List<Holder> takeUnlocks(LockSession session) {
 		List<Holder> unlocks = session.unlocks().take(session.generation(), this.guard, MAX_UNLOCKS);
 		if (unlocks == null) {
@@ -255,8 +191,7 @@ final class BatchRunner {
 		batch.releases.removeIf((release) -> lostAlready(session, release));
 		boolean opened = false;
 		if (!session.isOpen() && !batch.claims.isEmpty()) {
-			// a claim whose caller no longer waits opens no connection: its login could
-			// outlast the caller by far (a database that accepts and then stays silent)
+			// a claim whose caller no longer waits opens no connection
 			batch.claims.removeIf((claim) -> {
 				if (claim.isAwaited()) {
 					return false;
@@ -290,10 +225,7 @@ final class BatchRunner {
 		return true;
 	}
 
-	/**
-	 * Ends a complete or release: its claim leaves the guard first, so that its waiter,
-	 * once woken, finds the key free in this JVM.
-	 */
+	/** Ends a complete or release, guard first: its woken waiter finds the key free. */
 	private void finished(Operation operation, boolean succeeded) {
 		this.guard.forget(operation.holder);
 		operation.succeed(succeeded, null);
@@ -311,10 +243,9 @@ final class BatchRunner {
 	}
 
 	/**
-	 * Sends one batch and settles it, or on failure settles it from facts.
-	 * @param opened whether this batch opened the session's connection
-	 * @param rerun whether operations left unsettled after a failure run again one by one
-	 * (else they fail)
+	 * Sends one batch and settles it. {@code opened}: this batch opened the connection;
+	 * {@code rerun}: after a failure, unsettled operations run again one by one (else
+	 * fail).
 	 */
 	private void execute(LockSession session, Batch batch, boolean opened, boolean rerun) {
 		SessionInfo info = session.info();
@@ -338,10 +269,11 @@ final class BatchRunner {
 			}
 			stores.add(new Store(complete.holder.key, lockOf(complete.holder), record, complete.ttlMicros));
 		}
-		BatchSql sql = this.dialect.batch(info, claims, unlocks, stores);
+		Script script = this.dialect.batch(claims, unlocks, stores);
 		BatchAnswer answer;
 		try {
-			answer = sql.read(sql.script().run(session.connection(), together(session), 0));
+			Answers answers = script.run(session.connection(), together(session), 0);
+			answer = this.dialect.readBatch(answers, claims, unlocks.size(), stores);
 		}
 		catch (SQLException | RuntimeException ex) {
 			recover(session, batch, ex, opened, rerun);
@@ -382,8 +314,7 @@ final class BatchRunner {
 			StoredRecord record = answer.claimRecords()[i];
 			if (Boolean.TRUE.equals(locked)) {
 				if (record != null) {
-					// the owner completed between the two statements: give back the
-					// lock just taken, right after this batch
+					// its owner completed between the two statements: give the lock back
 					this.guard.unlocking(claim.holder);
 					session.unlocks().add(claim.holder);
 					giveBack = true;
@@ -399,7 +330,6 @@ final class BatchRunner {
 		}
 	}
 
-	/** Runs the session's queued unlocks now, in a round trip of their own. */
 	private void runUnlocks(LockSession session) {
 		Batch batch = new Batch(false);
 		batch.unlocks.addAll(takeUnlocks(session));
@@ -413,8 +343,6 @@ final class BatchRunner {
 			}
 		}
 	}
-
-	// ---- failure
 
 	private void recover(LockSession session, Batch batch, Exception failure, boolean opened, boolean rerun) {
 		if (session.isDead(failure)) {
@@ -445,10 +373,9 @@ final class BatchRunner {
 		}
 		Batch again = new Batch(batch.shared);
 		Recovery recovery = new Recovery();
-		for (int i = 0; i < batch.completes.size(); i++) {
-			Operation complete = batch.completes.get(i);
-			Held held = facts.completes[i];
-			StoredRecord record = facts.records.get(complete.holder.key);
+		for (Operation complete : batch.completes) {
+			Held held = facts.of(complete.holder);
+			StoredRecord record = facts.records().get(complete.holder.key);
 			if (record != null && record.equals(complete.record)) {
 				// committed before the failure
 				if (held != Held.NOT_HELD) {
@@ -474,40 +401,29 @@ final class BatchRunner {
 				recovery.failed.add(complete);
 			}
 		}
-		for (int i = 0; i < batch.releases.size(); i++) {
-			Operation release = batch.releases.get(i);
-			if (facts.releases[i] == Held.NOT_HELD) {
+		for (Operation release : batch.releases) {
+			if (facts.of(release.holder) == Held.NOT_HELD) {
 				finished(release, true);
 			}
-			else if (rerun) {
-				again.releases.add(release);
-			}
 			else {
-				recovery.failed.add(release);
+				(rerun ? again.releases : recovery.failed).add(release);
 			}
 		}
 		List<Holder> stillLocked = new ArrayList<>();
-		for (int i = 0; i < batch.unlocks.size(); i++) {
-			if (facts.unlocks[i] != Held.NOT_HELD) {
-				stillLocked.add(batch.unlocks.get(i));
+		for (Holder holder : batch.unlocks) {
+			if (facts.of(holder) != Held.NOT_HELD) {
+				stillLocked.add(holder);
 			}
 			else {
-				this.guard.forget(batch.unlocks.get(i));
+				this.guard.forget(holder);
 			}
 		}
-		for (int i = 0; i < batch.claims.size(); i++) {
-			Operation claim = batch.claims.get(i);
-			if (facts.claims[i] != Held.NOT_HELD) {
-				// taken by this batch (the guard let only this claim of its key in): free
-				// it before anything else; the store forgets the holder of a failed claim
+		for (Operation claim : batch.claims) {
+			if (facts.of(claim.holder) != Held.NOT_HELD) {
+				// taken by this batch; the store forgets the holder of a failed claim
 				recovery.free(claim.holder, false);
 			}
-			if (rerun) {
-				again.claims.add(claim);
-			}
-			else {
-				recovery.failed.add(claim);
-			}
+			(rerun ? again.claims : recovery.failed).add(claim);
 		}
 		if (!stillLocked.isEmpty() && session.unlocks().failed(stillLocked)) {
 			lost(session, "could not run queued unlocks", failure);
@@ -543,9 +459,9 @@ final class BatchRunner {
 	}
 
 	/**
-	 * Fails operations whose batch failed, each as it fails alone: a claim throws (its
-	 * lock, if any, already freed or queued), a complete or release that may still hold
-	 * its lock keeps its key taken until its queued unlock has run.
+	 * Fails each operation as it fails alone; a complete or release that may hold its
+	 * lock keeps its key taken until its queued unlock has run (a claim's is freed or
+	 * queued).
 	 */
 	private void failAll(LockSession session, List<Operation> failed, Exception failure) {
 		for (Operation operation : failed) {
@@ -567,10 +483,7 @@ final class BatchRunner {
 		}
 	}
 
-	/**
-	 * Keeps the key of {@code holder} taken until its queued unlock has run, unless it is
-	 * already gone or queued.
-	 */
+	/** Keeps the holder's key taken until its queued unlock has run. */
 	private void holdUntilUnlocked(LockSession session, Holder holder) {
 		if (holder.isGone() || holder.isUnlocking()) {
 			return;
@@ -583,11 +496,7 @@ final class BatchRunner {
 		session.unlocks().add(holder);
 	}
 
-	/**
-	 * Reads the facts of a failed batch. Returns {@code null} when a lock of the batch is
-	 * shared with another claim of this JVM on this session (colliding lock ids), whose
-	 * counts cannot be told apart.
-	 */
+	/** Reads the facts of a failed batch; {@code null} if one of its locks is shared. */
 	private @Nullable Facts facts(LockSession session, Batch batch) throws SQLException {
 		SessionInfo info = session.info();
 		SqlPipeline.run(session.connection(), together(session), 0, this.dialect.rollback());
@@ -613,27 +522,10 @@ final class BatchRunner {
 		Map<Object, Held> held = this.dialect.readHeldLocks(answers.one(HELD), locks);
 		Map<String, StoredRecord> records = keys.isEmpty() ? Collections.emptyMap()
 				: this.dialect.readRecords(answers.one(RECORDS));
-		Facts facts = new Facts(batch, records);
-		for (int i = 0; i < batch.completes.size(); i++) {
-			facts.completes[i] = held.get(lockOf(batch.completes.get(i).holder));
-		}
-		for (int i = 0; i < batch.releases.size(); i++) {
-			facts.releases[i] = held.get(lockOf(batch.releases.get(i).holder));
-		}
-		for (int i = 0; i < batch.unlocks.size(); i++) {
-			facts.unlocks[i] = held.get(lockOf(batch.unlocks.get(i)));
-		}
-		for (int i = 0; i < batch.claims.size(); i++) {
-			facts.claims[i] = held.get(lockOf(batch.claims.get(i).holder));
-		}
-		return facts;
+		return new Facts(held, records);
 	}
 
-	/**
-	 * Gives spent store conditions back and frees locks, in one round trip.
-	 * @return {@code true} if done; otherwise the locks to free are queued as unlocks, or
-	 * the session was ended
-	 */
+	/** Gives spent store conditions back, frees locks; {@code false}: queued or ended. */
 	private boolean settleLocks(LockSession session, Recovery recovery, Exception failure) {
 		if (recovery.restore.isEmpty() && recovery.free.isEmpty()) {
 			return true;
@@ -675,10 +567,7 @@ final class BatchRunner {
 				: new LockingStoreException("Could not store an idempotent response", failure);
 	}
 
-	/**
-	 * The facts of a failed batch could not be read on a live session: every lock it may
-	 * hold stays held until its queued unlock has run.
-	 */
+	/** No facts on a live session: every lock the batch may hold stays until unlocked. */
 	private void unknown(LockSession session, Batch batch, Exception failure) {
 		List<Operation> all = batch.all();
 		for (Operation operation : all) {
@@ -700,12 +589,7 @@ final class BatchRunner {
 		failAll(session, all, failure);
 	}
 
-	/**
-	 * The session died: every claim on it is lost. Claims of the batch go back to the
-	 * queue once, for a new connection, unless this batch opened the one that died, their
-	 * callers no longer wait, or they are no longer claiming (a lock they took was queued
-	 * for unlocking, and they left the guard with the session).
-	 */
+	/** The session died: its claims are lost; the batch's may be queued once more. */
 	private void died(LockSession session, Batch batch, Exception failure, boolean opened, String reason) {
 		if (session.isOpen()) {
 			lost(session, reason, failure);
@@ -715,11 +599,8 @@ final class BatchRunner {
 				continue;
 			}
 			if (!opened && claim.retries() == 0 && claim.isAwaited() && claim.holder.isClaiming()) {
-				// a connection that died while idle: once more on a new one (not when the
-				// connection stopped answering until its caller's time was up: opening
-				// another would only keep the caller waiting longer; nor when the claim's
-				// lock was queued for unlocking and its holder left the guard with the
-				// session: a lock taken for it now could never be given back)
+				// once more on a new connection (not if no longer CLAIMING: a lock taken
+				// for it now could never be given back)
 				claim.requeue();
 				if (batch.shared) {
 					this.pool.claims().add(claim);
@@ -737,12 +618,7 @@ final class BatchRunner {
 		batch.unlocks.forEach(this.guard::forget);
 	}
 
-	/**
-	 * Settles what an unexpected failure (a bug, an {@link Error}) left of a batch: every
-	 * operation still running fails, keeping its key taken until its queued unlock has
-	 * run if it may hold its lock; operations put back in the queue (their session died)
-	 * are left to run again; unlocks taken go back to the queue unless they ran.
-	 */
+	/** After a bug or an {@link Error}: fails what runs; keys that may be held stay. */
 	private void failUnsettled(LockSession session, Batch batch, Throwable failure) {
 		for (Operation operation : batch.all()) {
 			if (operation.isDone() || operation.isQueued()) {
@@ -779,13 +655,7 @@ final class BatchRunner {
 		}
 	}
 
-	/**
-	 * Closes a session that died or whose locks can no longer be trusted, after freeing
-	 * its locks by statement if it still answers. Requires the session's run lock.
-	 * @param session the session
-	 * @param reason why, for the log
-	 * @param cause what went wrong, if anything
-	 */
+	/** Discards a session that died or whose locks can no longer be trusted. */
 	void lost(LockSession session, String reason, @Nullable Throwable cause) {
 		long generation = this.pool.discard(session);
 		session.unlocks().clear(this.guard);
@@ -799,16 +669,10 @@ final class BatchRunner {
 		}
 	}
 
-	/**
-	 * What one batch holds: operations taken from the queues and unlocks waiting for the
-	 * session.
-	 */
+	/** What one batch holds. */
 	private static final class Batch {
 
-		/**
-		 * Whether its claims came from the shared queue, where one whose session died
-		 * goes back; else its caller runs it again.
-		 */
+		/** Whether its claims came from the shared queue (else their caller reruns). */
 		final boolean shared;
 
 		final List<Operation> completes = new ArrayList<>();
@@ -854,36 +718,16 @@ final class BatchRunner {
 
 	}
 
-	/**
-	 * What a failed batch left: per operation what the session holds of its lock, and the
-	 * unexpired records of its completes.
-	 */
-	private static final class Facts {
+	/** What a failed batch left: what the session holds of its locks, the records. */
+	private record Facts(Map<Object, Held> held, Map<String, StoredRecord> records) {
 
-		final Map<String, StoredRecord> records;
-
-		final Held[] completes;
-
-		final Held[] releases;
-
-		final Held[] unlocks;
-
-		final Held[] claims;
-
-		Facts(Batch batch, Map<String, StoredRecord> records) {
-			this.records = records;
-			this.completes = new Held[batch.completes.size()];
-			this.releases = new Held[batch.releases.size()];
-			this.unlocks = new Held[batch.unlocks.size()];
-			this.claims = new Held[batch.claims.size()];
+		Held of(Holder holder) {
+			return this.held.get(lockOf(holder));
 		}
 
 	}
 
-	/**
-	 * What settling a failed batch decided: conditions to give back, locks to free and
-	 * holders to forget once they are, operations that stored, operations that fail.
-	 */
+	/** What settling a failed batch decided. */
 	private static final class Recovery {
 
 		final List<Object> restore = new ArrayList<>();

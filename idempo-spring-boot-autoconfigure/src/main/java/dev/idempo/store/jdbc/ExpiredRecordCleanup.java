@@ -12,12 +12,9 @@ import org.apache.commons.logging.LogFactory;
 import dev.idempo.store.LockingStoreException;
 
 /**
- * Deletes expired records in bounded batches: {@code DELETE}s of at most
- * {@link JdbcStoreSettings#cleanupBatchSize()} rows, repeated while full batches come
- * back. Runs on a short-lived connection of its own, never on a lock session, in
- * {@code READ COMMITTED} (no gap locks that could deadlock with a concurrent store); a
- * batch chosen as a deadlock victim is retried once. Claims treat expired rows as absent
- * whether or not they have been deleted, so cleanup only bounds the table's size.
+ * Deletes expired records in {@code DELETE}s of at most
+ * {@link JdbcStoreSettings#cleanupBatchSize()} rows, on a connection of its own at
+ * {@code READ COMMITTED}, retrying a deadlock victim once.
  *
  * @author idempo
  */
@@ -42,11 +39,6 @@ final class ExpiredRecordCleanup implements Runnable {
 		this.pool = pool;
 	}
 
-	/**
-	 * Deletes expired records now.
-	 * @return the number of rows deleted
-	 * @throws LockingStoreException if the database cannot be reached
-	 */
 	int deleteExpiredRecords() {
 		int total = 0;
 		try (Connection connection = this.dataSource.getConnection()) {
@@ -67,13 +59,6 @@ final class ExpiredRecordCleanup implements Runnable {
 		}
 	}
 
-	/**
-	 * Deletes at most {@code limit} expired rows on {@code connection}.
-	 * @param connection the connection
-	 * @param limit the most rows to delete
-	 * @return the number of rows deleted
-	 * @throws SQLException if the statement fails
-	 */
 	int deleteExpired(Connection connection, int limit) throws SQLException {
 		return (int) SqlPipeline
 			.run(connection, false, this.settings.timeoutSeconds(), List.of(this.dialect.deleteExpired(limit)))
@@ -100,9 +85,7 @@ final class ExpiredRecordCleanup implements Runnable {
 		}
 	}
 
-	/**
-	 * Deletes expired records, logging instead of throwing: the scheduled task.
-	 */
+	/** The scheduled task: logs instead of throwing. */
 	@Override
 	public void run() {
 		try {

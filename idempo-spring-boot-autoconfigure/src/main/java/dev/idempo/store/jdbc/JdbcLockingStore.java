@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import javax.sql.DataSource;
 
@@ -30,11 +31,9 @@ import org.springframework.util.Assert;
 
 /**
  * A {@link LockingStore} on PostgreSQL ({@link #postgres}) or MySQL/MariaDB
- * ({@link #mysql}): a claim is a session-level database lock held on one of a few
- * dedicated lock sessions, a completed response is a row of a table. Operations of many
- * requests are combined into one round trip, and their stores into one durable commit,
- * per lock session. The design, the connection discipline and the failure semantics are
- * described in the {@linkplain dev.idempo.store.jdbc package documentation}.
+ * ({@link #mysql}): a claim is a session-level lock held on one of a few dedicated lock
+ * sessions, a completed response a row of a table; operations of many requests share a
+ * round trip and a commit per lock session.
  *
  * @author idempo
  */
@@ -50,9 +49,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 
 	private static final int MAX_KEY_LENGTH = 128;
 
-	/**
-	 * Failed pings in a row after which a connection that is still open counts as dead.
-	 */
+	/** Failed pings in a row after which an open connection counts as dead. */
 	private static final int MAX_FAILED_PINGS = 3;
 
 	private final JdbcDialect dialect;
@@ -100,12 +97,9 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	}
 
 	/**
-	 * Creates a store on PostgreSQL. Lock sessions are opened from {@code dataSource} on
-	 * demand and kept open, so it should not be a connection pool, least of all the
-	 * application's own, and it should bound how long opening a connection may take (see
-	 * the {@linkplain dev.idempo.store.jdbc package documentation}). Starts two daemon
-	 * maintenance threads; {@link #close()} stops them.
-	 * @param dataSource where lock sessions and cleanup connections come from
+	 * Creates a store on PostgreSQL and starts its two daemon maintenance threads.
+	 * @param dataSource where lock sessions (kept open) and cleanup connections come
+	 * from: not a connection pool, and bounding how long opening a connection may take
 	 * @param settings the store settings
 	 * @param lockNamespace the first key of every advisory lock the store takes
 	 * @return the store
@@ -116,11 +110,10 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	}
 
 	/**
-	 * Creates a store on MySQL 8 or MariaDB 10.6 and later, through either JDBC driver.
-	 * Lock sessions are opened from {@code dataSource} as for {@link #postgres}; their
-	 * connections should allow multi-statements ({@code allowMultiQueries=true}, which
-	 * the auto-configuration sets), else each statement is a round trip of its own.
-	 * @param dataSource where lock sessions and cleanup connections come from
+	 * Creates a store on MySQL 8 or MariaDB 10.6+ as {@link #postgres} does.
+	 * @param dataSource as for {@link #postgres}; its connections should allow
+	 * multi-statements ({@code allowMultiQueries=true}), else each statement is a round
+	 * trip
 	 * @param settings the store settings
 	 * @param lockPrefix the start of every lock name: 1 to 32 letters, digits or
 	 * {@code _.:/-}
@@ -131,9 +124,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		return new JdbcLockingStore(dataSource, settings, new MySqlDialect(settings.tableName(), lockPrefix));
 	}
 
-	/**
-	 * {@code postgres} or {@code mysql}.
-	 */
+	/** {@code postgres} or {@code mysql}. */
 	@Override
 	public String name() {
 		return this.dialect.name();
@@ -147,14 +138,10 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		return this.settings;
 	}
 
-	// ---- LockingStore
-
 	/**
-	 * Checks, for health endpoints, that the database answers where lock sessions come
-	 * from (a connection of its own, outside the application's pool, as lock sessions
-	 * are) and reads the record table, and tells how many lock sessions are open. Never
-	 * takes a lock session from requests.
-	 * @return the details: {@code database}, {@code lockSessions},
+	 * Reads the record table on a connection of its own, never a lock session, for health
+	 * endpoints.
+	 * @return {@code database}, {@code table}, {@code lockSessions},
 	 * {@code openLockSessions}
 	 * @throws LockingStoreException if the database cannot be reached or the table read
 	 */
@@ -182,13 +169,8 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	@Override
 	public RecordState inspect(String key) {
 		try (Connection connection = this.dataSource.getConnection()) {
-			String database = connection.getCatalog();
-			if (database == null) {
-				// MySQL Connector/J with databaseTerm=SCHEMA
-				database = connection.getSchema();
-			}
 			List<SqlPipeline.Result> results = SqlPipeline.run(connection, false, this.settings.timeoutSeconds(),
-					List.of(this.dialect.lockHeld((database != null) ? database : "", key),
+					List.of(this.dialect.lockHeld(JdbcDialect.currentDatabase(connection), key),
 							this.dialect.recordWithExpiry(key)));
 			boolean inFlight = JdbcDialect.isTrue(results.get(0).rows().get(0)[0]);
 			List<@Nullable Object[]> rows = results.get(1).rows();
@@ -221,12 +203,9 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * Runs in the next batch of whichever lock session is free first (one round trip,
-	 * shared with the other operations of that batch), waiting up to
-	 * {@link JdbcStoreSettings#timeout()} for it to start. A duplicate of a request of
-	 * this JVM that is itself being claimed or completed waits for that round trip
-	 * instead of answering "in progress" early. {@code lockTtl} is ignored: the lock
-	 * lives as long as its session.
+	 * Waits up to {@link JdbcStoreSettings#timeout()} for a lock session; a duplicate of
+	 * a claim or complete of this JVM in flight waits for its round trip. {@code lockTtl}
+	 * is ignored: the lock lives as long as its session.
 	 */
 	@Override
 	public ClaimResult claim(String key, Duration lockTtl) {
@@ -261,8 +240,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		finally {
 			if (!(result instanceof ClaimResult.Acquired)) {
 				if (mine.isHeld()) {
-					// taken, but its caller gets a failure (an Error reached this thread
-					// after its claim was settled): give the lock back
+					// taken, but its caller gets a failure (an Error): give the lock back
 					unlockLater(mine);
 				}
 				else if (!mine.isUnlocking()) {
@@ -275,50 +253,29 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * Runs in the next batch of the lease's lock session, whose stores share one
-	 * transaction and one durable commit; every batch takes its session's waiting
-	 * completes before any claim. Answers {@code false} if that session died since the
-	 * claim; then nothing was stored by this call. If the batch fails, what it did is
-	 * read back from the database and the complete runs again on its own; if the response
-	 * still cannot be stored (the session stayed busy for twice
-	 * {@link JdbcStoreSettings#timeout()}, or the statement fails on a live session) this
-	 * throws, and the key stays locked until its unlock has run on that session: right
-	 * away where possible, else before the session's next statement.
+	 * Answers {@code false}, storing nothing, if the claim's lock session died. Throws if
+	 * the session stays busy for twice {@link JdbcStoreSettings#timeout()} or the store
+	 * fails on a live session; the key then stays locked until its queued unlock has run.
 	 */
 	@Override
 	public boolean complete(Lease lease, StoredRecord record, Duration ttl) {
 		Assert.isTrue(!ttl.isNegative() && !ttl.isZero(), "'ttl' must be positive");
-		Holder holder = this.guard.finishing(lease);
-		if (holder == null) {
-			return false;
-		}
-		if (!isLive(holder)) {
-			this.guard.forget(holder);
-			return false;
-		}
-		Operation complete = Operation.complete(holder, record, ttl.toNanos() / 1000);
-		if (!this.scheduler.runOn(sessionOf(holder), complete, finishingDeadline())) {
-			unlockLater(holder);
-			throw busy();
-		}
-		Throwable failure = complete.failure();
-		if (failure != null) {
-			throw rethrow(failure);
-		}
-		return complete.succeeded();
+		return finish(lease, (holder) -> Operation.complete(holder, record, ttl.toNanos() / 1000));
 	}
 
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * Runs in the next batch of the lease's lock session. If that session stays busy for
-	 * twice {@link JdbcStoreSettings#timeout()}, the unlock is queued on it and runs
-	 * before the session's next statement (the key stays locked until then), and this
-	 * answers {@code true}. If the unlock statement fails on a live session, it is queued
-	 * the same way and this throws; the session, and the other claims on it, are kept.
+	 * If the lock session stays busy for twice {@link JdbcStoreSettings#timeout()}, the
+	 * unlock is queued on it (the key stays locked until it has run) and this answers
+	 * {@code true}; if the unlock fails on a live session, it is queued and this throws.
 	 */
 	@Override
 	public boolean release(Lease lease) {
+		return finish(lease, Operation::release);
+	}
+
+	private boolean finish(Lease lease, Function<Holder, Operation> operationOf) {
 		Holder holder = this.guard.finishing(lease);
 		if (holder == null) {
 			return false;
@@ -327,25 +284,25 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			this.guard.forget(holder);
 			return false;
 		}
-		Operation release = Operation.release(holder);
-		if (!this.scheduler.runOn(sessionOf(holder), release, finishingDeadline())) {
-			// runs before the session's next statement
+		Operation operation = operationOf.apply(holder);
+		if (!this.scheduler.runOn(sessionOf(holder), operation, finishingDeadline())) {
+			// its unlock runs before the session's next statement
 			unlockLater(holder);
+			if (operation.kind == Operation.Kind.COMPLETE) {
+				throw busy();
+			}
 			return true;
 		}
-		Throwable failure = release.failure();
+		Throwable failure = operation.failure();
 		if (failure != null) {
 			throw rethrow(failure);
 		}
-		return release.succeeded();
+		return operation.succeeded();
 	}
 
 	/**
-	 * Reports whether {@code lease} still holds its key, without a round trip: locks do
-	 * not expire, they are lost only with their session.
-	 * @param lease the lease
-	 * @param lockTtl ignored
-	 * @return whether the lease's session is still the one that took the lock
+	 * Reports, without a round trip, whether {@code lease} still holds its key: locks are
+	 * lost only with their session. {@code lockTtl} is ignored.
 	 */
 	@Override
 	public boolean renew(Lease lease, Duration lockTtl) {
@@ -354,13 +311,8 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	}
 
 	/**
-	 * Deletes expired records now, in batches of
-	 * {@link JdbcStoreSettings#cleanupBatchSize()} rows until a batch comes back short;
-	 * the maintenance thread calls this every
-	 * {@link JdbcStoreSettings#cleanupInterval()}. Runs on a short-lived connection of
-	 * its own, never on a lock session, in {@code READ COMMITTED} (no gap locks that
-	 * could deadlock with a concurrent store); a batch that is chosen as a deadlock
-	 * victim is retried once.
+	 * Deletes expired records now, as the maintenance thread does every
+	 * {@link JdbcStoreSettings#cleanupInterval()}.
 	 * @return the number of rows deleted
 	 * @throws LockingStoreException if the database cannot be reached
 	 */
@@ -369,9 +321,8 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	}
 
 	/**
-	 * Stops the maintenance threads and closes the lock sessions, after freeing their
-	 * locks by statement; claims still held are lost, and operations still queued end:
-	 * claims throw, completes and releases answer {@code false}.
+	 * Stops the maintenance threads and closes the lock sessions, which frees their
+	 * locks; queued claims throw, queued completes and releases answer {@code false}.
 	 */
 	@Override
 	public void close() {
@@ -383,18 +334,12 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		this.scheduler.close();
 	}
 
-	// ---- helpers
-
 	private LockingStoreException busy() {
 		return new LockingStoreException("No idempotency lock session was free within " + this.settings.timeout()
 				+ " (idempo.store.jdbc.timeout); consider more lock sessions (idempo.store.jdbc.lock-sessions)");
 	}
 
-	/**
-	 * When a complete or release gives up waiting for its session: after
-	 * {@link JdbcStoreSettings#timeout()} plus one batch's worth (a batch ahead of it may
-	 * run up to the timeout), so that a busy session does not make it fail.
-	 */
+	/** Twice the timeout: a batch ahead of a complete or release may take the timeout. */
 	private long finishingDeadline() {
 		return System.nanoTime() + 2 * this.settings.timeout().toNanos();
 	}
@@ -420,10 +365,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		return this.pool.get(session);
 	}
 
-	/**
-	 * Keeps the key of a claim whose complete or release never started taken until its
-	 * queued unlock has run on its session.
-	 */
+	/** Keeps the key taken until its queued unlock has run on its session. */
 	private void unlockLater(Holder holder) {
 		if (!isLive(holder)) {
 			this.guard.forget(holder);
@@ -435,8 +377,6 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		this.scheduler.scheduleDrain(session);
 	}
 
-	// ---- maintenance
-
 	private void checkSessions() {
 		for (LockSession session : this.pool.sessions()) {
 			if (this.closed) {
@@ -445,7 +385,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			// a busy session proves or disproves itself with its own statements
 			if (session.isOpen()) {
 				this.scheduler.runMaintenance(session, 0, (checked) -> {
-					this.runner.drain(checked);
+					this.runner.runBatch(checked);
 					if (checked.isOpen()) {
 						ping(checked);
 					}
@@ -454,11 +394,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		}
 	}
 
-	/**
-	 * Pings an idle session, which also keeps the server from ending it as idle. A
-	 * session is given up only when it is dead: closed by its driver, or silent for
-	 * several pings in a row; a slow answer is not enough.
-	 */
+	/** Pings an idle session, given up only when dead: a slow answer is not enough. */
 	private void ping(LockSession session) {
 		Connection connection = session.connection();
 		boolean valid;
@@ -479,27 +415,16 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		}
 	}
 
-	// ---- for tests
+	// for tests
 
-	/**
-	 * Prepares {@code connection} as a lock session, as the store does with the ones it
-	 * opens. For tests.
-	 */
 	void openSession(Connection connection) throws SQLException {
 		this.dialect.openSession(connection, this.settings);
 	}
 
-	/**
-	 * Deletes at most {@code limit} expired rows on {@code connection}. For tests.
-	 */
 	int deleteExpired(Connection connection, int limit) throws SQLException {
 		return this.cleanup.deleteExpired(connection, limit);
 	}
 
-	/**
-	 * Runs {@code action} on the connection of lock session {@code index}, opening it if
-	 * needed, while holding the session. For tests.
-	 */
 	<T> @Nullable T onSession(int index, SessionAction<T> action) throws SQLException {
 		LockSession session = this.pool.get(index);
 		try {
@@ -519,10 +444,6 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		}
 	}
 
-	/**
-	 * Holds lock session {@code index} as a statement would, until the returned handle is
-	 * run. For tests.
-	 */
 	Runnable occupySession(int index) {
 		LockSession session = this.pool.get(index);
 		Assert.state(session.tryRun(), "Session busy");
@@ -532,11 +453,6 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		};
 	}
 
-	/**
-	 * Something to run on a lock session's connection.
-	 *
-	 * @param <T> the result
-	 */
 	interface SessionAction<T> {
 
 		@Nullable T run(Connection connection) throws SQLException;

@@ -10,10 +10,8 @@ import java.util.regex.Pattern;
 import org.springframework.util.Assert;
 
 /**
- * The shipped schema scripts, {@code schema-postgresql.sql} and {@code schema-mysql.sql}
- * beside this class. They are written for the default table {@value #DEFAULT_TABLE_NAME}
- * and are idempotent ({@code CREATE ... IF NOT EXISTS}); {@link #render} adapts them to
- * another table name.
+ * The shipped schema scripts ({@code schema-postgresql.sql}, {@code schema-mysql.sql}),
+ * written for the table {@value #DEFAULT_TABLE_NAME}, and their adaptation to another.
  *
  * @author idempo
  */
@@ -49,12 +47,10 @@ public final class JdbcStoreSchema {
 	}
 
 	/**
-	 * Checks that {@code tableName} is a plain SQL identifier, optionally qualified by a
-	 * schema, short enough for the index name derived from it. It is written into SQL
-	 * text, so nothing else is accepted.
+	 * Checks that {@code tableName}, written into SQL text, is a plain identifier,
+	 * optionally schema-qualified, short enough for its index name.
 	 * @param tableName the table name
 	 * @return the table name
-	 * @throws IllegalArgumentException if the name is not acceptable
 	 */
 	public static String checkTableName(String tableName) {
 		Assert.isTrue(tableName != null && TABLE_NAME.matcher(tableName).matches(),
@@ -65,11 +61,8 @@ public final class JdbcStoreSchema {
 	}
 
 	/**
-	 * Adapts a schema script written for the default table to {@code tableName}: the
-	 * table and its expiry index are renamed (the index after the table, without its
-	 * schema: an index lives in its table's schema). Each default name is replaced once,
-	 * as a whole identifier, so names that contain the default one (such as
-	 * {@code idempo_responses_v2}) come out right.
+	 * Adapts a script written for the default table to {@code tableName}, renaming the
+	 * table and its index (after the table, without its schema); whole identifiers only.
 	 * @param script the script text
 	 * @param tableName the table name
 	 * @return the adapted script

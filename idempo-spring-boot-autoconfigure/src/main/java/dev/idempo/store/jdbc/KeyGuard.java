@@ -15,20 +15,9 @@ import dev.idempo.store.Lease;
 import org.springframework.util.Assert;
 
 /**
- * Owns the life of every claim of this JVM: which claim owns each storage key, where its
- * lock lives, and what it is doing. Session-level database locks are re-entrant, so two
- * requests of one JVM that claim one key through the same lock session would both get it;
- * the guard lets only one claim per key into the database at a time.
- * <p>
- * A {@link Holder} is immutable but for one atomic {@link Phase}, and only the guard's
- * transition methods change it: {@link #enter} ({@code CLAIMING}), {@link #sent} (where
- * the lock is being taken), {@link #held} ({@code HELD}), {@link #finishing}
- * ({@code FINISHING}), {@link #unlocking} ({@code UNLOCKING}: its unlock waits in its
- * session's {@link UnlockQueue}) and {@link #forget} ({@code GONE}, for good). A claim of
- * the same key meanwhile waits while the holder is {@code CLAIMING} or {@code FINISHING}
- * (a round trip is under way) and is answered "in progress" while it is {@code HELD} or
- * {@code UNLOCKING}. A holder whose session's connection is gone (its lock with it) is
- * forgotten by the next claim of its key, whatever its state after {@code CLAIMING}.
+ * Lets one claim per storage key of this JVM into the database (session locks are
+ * re-entrant), and owns each claim's life: a {@link Holder}'s one atomic {@link Phase}
+ * changes only here ("One claim per key in this JVM" in {@code CONTRIBUTING.md}).
  *
  * @author idempo
  */
@@ -37,18 +26,10 @@ final class KeyGuard {
 	private final ConcurrentHashMap<String, Holder> holders = new ConcurrentHashMap<>();
 
 	/**
-	 * Lets a new claim of {@code key} in, unless another claim of this JVM owns the key.
-	 * Waits, until {@code deadline} at most, while the other claim's round trip is under
-	 * way; forgets an owner whose lock died with its session (also one still
-	 * {@code FINISHING}: a complete or release whose session died can no longer hold the
-	 * key, whatever became of its round trip).
-	 * @param key the storage key
-	 * @param token the new claim's owner token
-	 * @param deadline the {@link System#nanoTime()} to give up at
-	 * @param isLive whether a holder's lock session is still the connection that took its
-	 * lock
-	 * @return the new holder, in state {@code CLAIMING}, or {@code null} if the key is
-	 * taken
+	 * Lets a new claim of {@code key} in, waiting until {@code deadline} at most while
+	 * another claim's round trip is under way, and forgetting an owner whose session died
+	 * (even one {@code FINISHING}).
+	 * @return the new holder, {@code CLAIMING}, or {@code null} if the key is taken
 	 */
 	@Nullable Holder enter(String key, String token, long deadline, Predicate<Holder> isLive) {
 		Holder mine = new Holder(key, token);
@@ -71,43 +52,22 @@ final class KeyGuard {
 		}
 	}
 
-	/**
-	 * The holder that owns {@code key}, if any.
-	 * @param key the storage key
-	 * @return the holder
-	 */
 	@Nullable Holder get(String key) {
 		return this.holders.get(key);
 	}
 
-	/**
-	 * The claim is being sent to a session: records where its lock is being taken; it is
-	 * still {@code CLAIMING}.
-	 * @param holder the holder
-	 * @param session the lock session's index
-	 * @param generation the session connection's generation
-	 * @param lock the database lock
-	 */
+	/** Records where a {@code CLAIMING} holder's lock is being taken. */
 	void sent(Holder holder, int session, long generation, Object lock) {
 		move(holder, (phase) -> (phase.state == State.CLAIMING) ? new Phase(State.CLAIMING, session, generation, lock)
 				: phase);
 	}
 
-	/**
-	 * The claim took its lock, on the session it was sent to.
-	 * @param holder the holder
-	 */
 	void held(Holder holder) {
 		Assert.state(holder.session() >= 0, "Claim holds no session");
 		move(holder, (phase) -> phase.to(State.HELD));
 	}
 
-	/**
-	 * Starts finishing (completing or releasing) the claim of {@code lease}, if it still
-	 * owns its key and holds its lock.
-	 * @param lease the lease
-	 * @return the holder, now {@code FINISHING}, or {@code null}
-	 */
+	/** The holder of {@code lease}, now {@code FINISHING}, if it was {@code HELD}. */
 	@Nullable Holder finishing(Lease lease) {
 		Holder holder = this.holders.get(lease.key());
 		if (holder == null || !holder.token.equals(lease.token())) {
@@ -118,19 +78,12 @@ final class KeyGuard {
 		return (before.state == State.HELD) ? holder : null;
 	}
 
-	/**
-	 * The claim's lock may still be held, and its unlock is queued on its session: the
-	 * key stays taken until that has run.
-	 * @param holder the holder
-	 */
+	/** The lock may still be held and its unlock is queued: the key stays taken. */
 	void unlocking(Holder holder) {
 		move(holder, (phase) -> phase.to(State.UNLOCKING));
 	}
 
-	/**
-	 * Removes {@code holder}: its key is free in this JVM, for good.
-	 * @param holder the holder
-	 */
+	/** Frees the key in this JVM, for good. */
 	void forget(Holder holder) {
 		this.holders.remove(holder.key, holder);
 		move(holder, (phase) -> phase.to(State.GONE));
@@ -142,12 +95,6 @@ final class KeyGuard {
 		holder.signal();
 	}
 
-	/**
-	 * Counts the claims held on one connection of a session.
-	 * @param session the lock session's index
-	 * @param generation the connection's generation
-	 * @return how many holders hold a lock there
-	 */
 	long heldOn(int session, long generation) {
 		return this.holders.values()
 			.stream()
@@ -155,13 +102,7 @@ final class KeyGuard {
 			.count();
 	}
 
-	/**
-	 * Whether a claim of this JVM other than {@code mine} has, or is taking, on the same
-	 * connection, the same database lock (as colliding PostgreSQL lock ids can); then the
-	 * session's lock counts cannot be told apart.
-	 * @param mine the holder, attached to its session
-	 * @return whether such a claim exists
-	 */
+	/** Whether another claim has the same lock on the connection (colliding ids). */
 	boolean sharesLock(Holder mine) {
 		Phase phase = mine.phase.get();
 		if (phase.session < 0 || phase.lock == null) {
@@ -176,34 +117,11 @@ final class KeyGuard {
 	/** A claim's life. */
 	enum State {
 
-		/** The claim round trip is running. */
-		CLAIMING,
-
-		/** The lock is held on a session. */
-		HELD,
-
-		/** Complete or release is running. */
-		FINISHING,
-
-		/**
-		 * The lock may still be held; its unlock is queued on its session, and the key
-		 * stays taken until it has run.
-		 */
-		UNLOCKING,
-
-		/** Gone from the guard. */
-		GONE
+		CLAIMING, HELD, FINISHING, UNLOCKING, GONE
 
 	}
 
-	/**
-	 * Where a claim is in its life, and where its lock lives once it was sent.
-	 *
-	 * @param state the state
-	 * @param session the index of the lock session, -1 until the claim was sent
-	 * @param generation the generation of that session's connection, 0 until sent
-	 * @param lock the database lock, {@code null} until sent
-	 */
+	/** A claim's state and where its lock lives once sent (-1, 0, null before). */
 	record Phase(State state, int session, long generation, @Nullable Object lock) {
 
 		Phase to(State next) {
@@ -212,10 +130,7 @@ final class KeyGuard {
 
 	}
 
-	/**
-	 * The guard's entry for one key: which claim of this JVM owns it, and its
-	 * {@link Phase}, which only the guard changes.
-	 */
+	/** The guard's entry for one key: the claim of this JVM that owns it. */
 	static final class Holder {
 
 		/** How often a waiter looks whether a finishing holder's session died. */
@@ -227,11 +142,7 @@ final class KeyGuard {
 
 		private final AtomicReference<Phase> phase = new AtomicReference<>(new Phase(State.CLAIMING, -1, 0, null));
 
-		/**
-		 * Only for waiting until a phase changes; a lock rather than a monitor, so that a
-		 * virtual thread that waits for a claim to settle does not pin its carrier (JDK
-		 * 21 to 23).
-		 */
+		/** Waits for phase changes; a monitor would pin virtual threads (JDK 21-23). */
 		private final ReentrantLock mutex = new ReentrantLock();
 
 		private final Condition changed = this.mutex.newCondition();
@@ -245,7 +156,6 @@ final class KeyGuard {
 			return this.phase.get().state;
 		}
 
-		/** The index of the lock session of the claim's lock, -1 until it was sent. */
 		int session() {
 			return this.phase.get().session;
 		}
@@ -254,7 +164,6 @@ final class KeyGuard {
 			return this.phase.get().generation;
 		}
 
-		/** The database lock, once the claim was sent to a session. */
 		@Nullable Object lock() {
 			return this.phase.get().lock;
 		}
@@ -291,13 +200,9 @@ final class KeyGuard {
 		}
 
 		/**
-		 * Waits while the claim or its completion is in flight, but not for a completion
-		 * whose session died (looked at every {@value #STALE_CHECK_MILLIS} ms: a session
-		 * that dies does not wake its holders).
-		 * @param deadline the {@link System#nanoTime()} to give up at
-		 * @param isLive whether a holder's lock session is still the connection that took
-		 * its lock
-		 * @return {@code false} if it still was at the deadline
+		 * Waits while the claim or its completion is in flight, not for a completion
+		 * whose session died (a dying session wakes no holder); {@code false} at the
+		 * deadline.
 		 */
 		boolean awaitSettled(long deadline, Predicate<Holder> isLive) {
 			this.mutex.lock();

@@ -14,12 +14,8 @@ import dev.idempo.store.jdbc.JdbcDialect.SessionInfo;
 import org.springframework.util.Assert;
 
 /**
- * One dedicated database session that holds the locks of in-flight requests, shared by
- * many requests. Whoever holds its run lock owns the connection (a JDBC connection runs
- * one statement at a time) and runs, in one round trip, the completes and releases queued
- * here together with claims from the pool's shared queue. Every connection it opens gets
- * a new generation number, so a claim made on a connection that has since died or been
- * replaced is recognisably lost.
+ * One dedicated database session that holds the locks of in-flight requests: whoever
+ * holds its run lock owns the connection; each connection it opens gets a new generation.
  *
  * @author idempo
  */
@@ -53,43 +49,19 @@ final class LockSession {
 		return this.index;
 	}
 
-	/**
-	 * The completes waiting for this session, oldest first.
-	 * @return the queue
-	 */
 	Queue<Operation> completes() {
 		return this.completes;
 	}
 
-	/**
-	 * The releases waiting for this session, oldest first.
-	 * @return the queue
-	 */
 	Queue<Operation> releases() {
 		return this.releases;
 	}
 
-	/**
-	 * The unlocks waiting for this session (no request waits for them).
-	 * @return the queue
-	 */
 	UnlockQueue unlocks() {
 		return this.unlocks;
 	}
 
-	/**
-	 * Whether completes, releases or unlocks wait for this session.
-	 * @return whether it has work of its own
-	 */
-	boolean hasWork() {
-		return !this.completes.isEmpty() || !this.releases.isEmpty() || !this.unlocks.isEmpty();
-	}
-
-	/**
-	 * The oldest complete or release still queued, whose waiter is woken to run the
-	 * session's next batch; cancelled ones are dropped on the way.
-	 * @return the operation, if any
-	 */
+	/** The oldest complete or release still queued; cancelled ones are dropped. */
 	@Nullable Operation nextWaiting() {
 		Operation complete = firstQueued(this.completes);
 		return (complete != null) ? complete : firstQueued(this.releases);
@@ -106,19 +78,10 @@ final class LockSession {
 		return null;
 	}
 
-	/**
-	 * Whether some thread runs this session now.
-	 * @return whether its run lock is held
-	 */
 	boolean isRunning() {
 		return this.runLock.isLocked();
 	}
 
-	/**
-	 * Whether a thread waits for this session's run lock (a complete or release of a
-	 * claim on it, or maintenance).
-	 * @return whether some thread waits for it
-	 */
 	boolean isWanted() {
 		return this.runLock.hasQueuedThreads();
 	}
@@ -131,34 +94,23 @@ final class LockSession {
 		return this.runLock.tryLock(timeoutNanos, TimeUnit.NANOSECONDS);
 	}
 
-	/**
-	 * Lets go of the session; the caller then hands it on to whoever waits for it.
-	 */
+	/** Lets go of the session; the caller then hands it on. */
 	void endRun() {
 		this.runLock.unlock();
 	}
 
-	/**
-	 * Counts a failed ping of the open connection. Requires the run lock.
-	 * @return how many pings in a row have failed
-	 */
+	/** Counts a failed ping; answers how many failed in a row. */
 	int pingFailed() {
 		checkRunning();
 		return ++this.failedPings;
 	}
 
-	/**
-	 * Records a successful ping. Requires the run lock.
-	 */
 	void pingSucceeded() {
 		checkRunning();
 		this.failedPings = 0;
 	}
 
-	/**
-	 * The generation of the open connection, readable without the run lock.
-	 * @return the generation, 0 if no connection is open
-	 */
+	/** The open connection's generation, 0 if none; readable without the run lock. */
 	long generation() {
 		return this.generation;
 	}
@@ -167,9 +119,6 @@ final class LockSession {
 		return this.generation != 0;
 	}
 
-	/**
-	 * Adopts a freshly opened connection. Requires the run lock and no open connection.
-	 */
 	void open(Connection connection, SessionInfo info, long generation) {
 		checkRunning();
 		Assert.state(this.connection == null, "Lock session already open");
@@ -190,13 +139,7 @@ final class LockSession {
 		return this.info;
 	}
 
-	/**
-	 * Whether the open connection is dead, as opposed to merely slow: the driver closed
-	 * it, or {@code failure} (if any) is a connection failure. A statement that timed out
-	 * or failed on a live connection does not make it dead. Requires the run lock.
-	 * @param failure what the last statement threw, if anything
-	 * @return whether the connection is dead
-	 */
+	/** Whether the connection is dead (closed, or a connection failure), not slow. */
 	boolean isDead(@Nullable Throwable failure) {
 		Connection connection = connection();
 		try {
@@ -210,13 +153,7 @@ final class LockSession {
 		return JdbcDialect.isConnectionFailure(failure);
 	}
 
-	/**
-	 * Closes the connection, which ends the database session and so frees every lock it
-	 * held; every claim made on it is lost. Requires the run lock. The caller frees the
-	 * locks by statement first, in case the connection is not a session of its own (a
-	 * pooled connection outlives {@code close()}).
-	 * @return the generation that was discarded, 0 if none was open
-	 */
+	/** Closes the connection, losing its claims; answers its generation, 0 if none. */
 	long discard() {
 		checkRunning();
 		long discarded = this.generation;
@@ -230,8 +167,7 @@ final class LockSession {
 				connection.close();
 			}
 			catch (SQLException | RuntimeException ex) {
-				// the session is gone either way: the server frees its locks when it
-				// notices
+				// gone either way: the server frees its locks when it notices
 			}
 		}
 		return discarded;

@@ -20,11 +20,9 @@ import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.jdbc.JdbcDialect.SessionInfo;
 
 /**
- * The lock sessions of one store, and the claims that wait for any of them: a fixed
- * number of dedicated database sessions, opened on demand from the store's
- * {@link DataSource} (never from the application's pool) and kept open; every connection
- * gets a new generation number, and {@link #discard} closes one after freeing its locks
- * by statement. Who runs which session when is decided above it.
+ * The lock sessions of one store and the claims waiting for any of them: opens a
+ * session's connection on demand from the store's {@link DataSource}, with a new
+ * generation, and discards it after freeing its locks by statement.
  *
  * @author idempo
  */
@@ -48,14 +46,6 @@ final class LockSessionPool {
 
 	private volatile boolean closed;
 
-	/**
-	 * Creates the pool.
-	 * @param dataSource where lock sessions come from
-	 * @param dialect the database's dialect
-	 * @param settings the store settings
-	 * @param networkTimeoutExecutor what drivers use to abort a connection that stopped
-	 * answering
-	 */
 	LockSessionPool(DataSource dataSource, JdbcDialect dialect, JdbcStoreSettings settings,
 			Executor networkTimeoutExecutor) {
 		this.dataSource = dataSource;
@@ -77,10 +67,6 @@ final class LockSessionPool {
 		return this.sessions.get(index);
 	}
 
-	/**
-	 * The claims waiting for any session, oldest first; batches take them from here.
-	 * @return the queue
-	 */
 	Queue<Operation> claims() {
 		return this.claims;
 	}
@@ -89,19 +75,12 @@ final class LockSessionPool {
 		return this.closed;
 	}
 
-	/**
-	 * Stops opening connections; those open stay open until they are discarded.
-	 */
+	/** Stops opening connections; open ones stay until discarded. */
 	void close() {
 		this.closed = true;
 	}
 
-	/**
-	 * Opens the session's connection unless it is open. Requires the session's run lock.
-	 * @param session the session
-	 * @return whether a connection was opened
-	 * @throws LockingStoreException if it cannot be opened
-	 */
+	/** Opens the session's connection unless open; answers whether it opened one. */
 	boolean openIfNeeded(LockSession session) {
 		if (session.isOpen()) {
 			return false;
@@ -133,10 +112,7 @@ final class LockSessionPool {
 	}
 
 	/**
-	 * Gives a connection the network timeout, after which its driver gives it up as dead;
-	 * it replaces any shorter socket timeout the connection was opened with.
-	 * @param connection the connection
-	 * @throws SQLException if the driver refuses
+	 * Sets the network timeout, after which the driver gives the connection up as dead.
 	 */
 	void setNetworkTimeout(Connection connection) throws SQLException {
 		try {
@@ -147,13 +123,7 @@ final class LockSessionPool {
 		}
 	}
 
-	/**
-	 * Frees the session's locks by statement (best effort: a pooled connection outlives
-	 * {@code close()}, and with it its locks), then closes it. Requires the session's run
-	 * lock.
-	 * @param session the session
-	 * @return the generation that was discarded
-	 */
+	/** Frees the session's locks by statement, then closes it; answers its generation. */
 	long discard(LockSession session) {
 		if (session.isOpen()) {
 			Connection connection = session.connection();

@@ -2,7 +2,6 @@ package dev.idempo.store.jdbc;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -24,37 +23,12 @@ import dev.idempo.store.jdbc.SqlPipeline.Sql;
 import org.springframework.util.Assert;
 
 /**
- * MySQL 8 and MariaDB 10.6 and later, through either JDBC driver
- * ({@code mysql-connector-j} or {@code mariadb-java-client}): a claim is a named lock
- * taken with {@code GET_LOCK(name, 0)}, a completed response is a row of the table (see
- * {@code schema-mysql.sql}).
- * <h2>Lock names</h2> Named locks are global to the server, not per database. A lock name
- * is the configured prefix ({@link JdbcLockingStore#DEFAULT_LOCK_PREFIX} unless
- * configured) followed by as many hex digits of a SHA-256 digest of the current database
- * name and the storage key as fit in MySQL's limit of 64 characters (at least 128 bits),
- * so applications in other databases of the same server never share a lock, and an
- * application's own {@code GET_LOCK} names collide only if they start with the prefix.
- * <h2>Statements</h2> A batch's claims are one statement that takes the locks of the keys
- * without an unexpired record, and one that reads the records: <pre class="code">
- * SELECT 0, GET_LOCK(?, 0) FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM table WHERE storage_key = ? AND expires_at &gt; UTC_TIMESTAMP(6))
- *   UNION ALL SELECT 1, GET_LOCK(?, 0) FROM DUAL WHERE NOT EXISTS (...) ...;
- * SELECT fingerprint, response, storage_key FROM table WHERE storage_key IN (?, ...) AND expires_at &gt; UTC_TIMESTAMP(6)
- * </pre> Each runs as its own auto-committed statement with a fresh read view, so a
- * response committed by an owner just before it unlocked is always seen. Its completes
- * are one transaction, {@code START TRANSACTION}, one
- * {@code REPLACE ... SELECT ... WHERE IS_USED_LOCK(?) = CONNECTION_ID()} per record
- * (written only while this session holds the lock, a check that changes nothing, and
- * {@code expires_at = UTC_TIMESTAMP(6) + ttl}), {@code COMMIT}, then one
- * {@code SELECT RELEASE_LOCK(?), ...}: every row is committed before its lock is
- * released. Its unlocks are one {@code SELECT RELEASE_LOCK(?), ...}.
- * <p>
- * The statements of a batch go in one round trip when the lock session's connection
- * allows multi-statements ({@code allowMultiQueries=true}, which the auto-configuration
- * sets on the connections it derives); otherwise they run one after the other, which is
- * as correct and slower. Times are UTC whatever the session time zone. Each lock session
- * bounds its statements on the server: {@code max_statement_time} on MariaDB,
- * {@code max_execution_time} (reads only) on MySQL, and {@code innodb_lock_wait_timeout}
- * and {@code lock_wait_timeout} on both.
+ * MySQL 8's and MariaDB 10.6+'s statements, through either driver: a claim is a
+ * {@code GET_LOCK(name, 0)} whose name is the prefix and a SHA-256 of the database and
+ * the key, a record is written only {@code WHERE IS_USED_LOCK(name) = CONNECTION_ID()},
+ * and a batch is one round trip where the connection allows multi-statements. Times are
+ * UTC whatever the session time zone. Why: "What the statements do" and "Lock names and
+ * collisions" in {@code CONTRIBUTING.md}.
  *
  * @author idempo
  */
@@ -63,15 +37,6 @@ final class MySqlDialect extends JdbcDialect {
 	private static final int MAX_LOCK_NAME_LENGTH = 64;
 
 	private static final Pattern LOCK_PREFIX = Pattern.compile("[A-Za-z0-9_.:/-]{1,32}");
-
-	private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
-		try {
-			return MessageDigest.getInstance("SHA-256");
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
-		}
-	});
 
 	private final String lockPrefix;
 
@@ -111,14 +76,8 @@ final class MySqlDialect extends JdbcDialect {
 		return "mysql";
 	}
 
-	/**
-	 * The lock name of {@code key} in {@code database}.
-	 * @param database the lock session's current database
-	 * @param key the storage key
-	 * @return the lock name
-	 */
 	String lockName(String database, String key) {
-		MessageDigest digest = SHA256.get();
+		MessageDigest digest = sha256();
 		digest.update(database.getBytes(StandardCharsets.UTF_8));
 		digest.update((byte) 0);
 		digest.update(key.getBytes(StandardCharsets.UTF_8));
@@ -137,8 +96,7 @@ final class MySqlDialect extends JdbcDialect {
 		if (!"MySQL".equalsIgnoreCase(product) && !"MariaDB".equalsIgnoreCase(product)) {
 			throw new SQLException("The mysql idempotency store needs MySQL or MariaDB, not " + product);
 		}
-		// each statement must see what committed before it started, also if a
-		// transaction were left open (REPEATABLE READ would keep its first read view)
+		// each statement sees what committed before it (REPEATABLE READ would not)
 		connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
 		int timeout = settings.timeoutSeconds();
 		@Nullable Object[] row = SqlPipeline
@@ -149,8 +107,7 @@ final class MySqlDialect extends JdbcDialect {
 		String database = (row[1] != null) ? row[1].toString() : "";
 		boolean mariaDb = String.valueOf(row[2]).toLowerCase(Locale.ROOT).contains("mariadb");
 		List<Sql> setUp = new ArrayList<>();
-		// the server ends the session, and frees its locks, if this instance vanishes
-		// without closing it
+		// the server ends the session, freeing its locks, if this instance vanishes
 		setUp.add(new Sql("SET SESSION wait_timeout = ?", settings.sessionIdleTimeout().toSeconds()));
 		// every statement is bounded by the server, so none needs a client-side timer
 		if (mariaDb) {
@@ -165,12 +122,6 @@ final class MySqlDialect extends JdbcDialect {
 		return new SessionInfo(((Number) row[0]).longValue(), database, allowsMultiStatements(connection, timeout));
 	}
 
-	/**
-	 * Whether {@code connection} runs several statements sent in one round trip.
-	 * @param connection the connection
-	 * @param timeout the statement timeout in seconds
-	 * @return whether multi-statements work
-	 */
 	static boolean allowsMultiStatements(Connection connection, int timeout) {
 		try {
 			SqlPipeline.run(connection, true, timeout, List.of(new Sql("SELECT 1"), new Sql("SELECT 2")));
@@ -182,7 +133,7 @@ final class MySqlDialect extends JdbcDialect {
 	}
 
 	@Override
-	BatchSql batch(SessionInfo session, List<Lock> claims, List<Object> unlocks, List<Store> completes) {
+	Script batch(List<Lock> claims, List<Object> unlocks, List<Store> completes) {
 		Script script = new Script();
 		if (!claims.isEmpty()) {
 			StringBuilder lock = new StringBuilder(claims.size() * (this.claimLockSql.length() + 24));
@@ -218,53 +169,38 @@ final class MySqlDialect extends JdbcDialect {
 			script.add(COMMIT, new Sql("COMMIT"));
 			script.add(STORE_UNLOCK, unlock(locks));
 		}
-		return new BatchSql() {
-
-			@Override
-			public Script script() {
-				return script;
-			}
-
-			@Override
-			public BatchAnswer read(Answers answers) throws SQLException {
-				@Nullable Boolean[] locked = new Boolean[claims.size()];
-				@Nullable StoredRecord[] records = new StoredRecord[claims.size()];
-				if (!claims.isEmpty()) {
-					for (@Nullable
-					Object[] row : answers.one(CLAIM_LOCK).rows()) {
-						int index = ((Number) row[0]).intValue();
-						if (row[1] == null) {
-							throw new SQLException("GET_LOCK failed");
-						}
-						locked[index] = isTrue(row[1]);
-					}
-					Map<String, StoredRecord> found = readRecords(answers.one(CLAIM_READ), 2);
-					for (int i = 0; i < claims.size(); i++) {
-						records[i] = found.get(claims.get(i).key());
-					}
-				}
-				boolean[] unlocked = new boolean[unlocks.size()];
-				if (!unlocks.isEmpty()) {
-					unlocked = readUnlocks(answers.one(UNLOCK), unlocks.size());
-				}
-				boolean[] stored = new boolean[completes.size()];
-				boolean[] storeUnlocked = new boolean[completes.size()];
-				if (!completes.isEmpty()) {
-					List<Result> stores = answers.all(STORE);
-					for (int i = 0; i < completes.size(); i++) {
-						stored[i] = stores.get(i).updateCount() > 0;
-					}
-					storeUnlocked = readUnlocks(answers.one(STORE_UNLOCK), completes.size());
-				}
-				return new BatchAnswer(locked, records, unlocked, stored, storeUnlocked);
-			}
-
-		};
+		return script;
 	}
 
 	@Override
-	List<Sql> rollback() {
-		return List.of(new Sql("ROLLBACK"));
+	BatchAnswer readBatch(Answers answers, List<Lock> claims, int unlocks, List<Store> completes) throws SQLException {
+		@Nullable Boolean[] locked = new Boolean[claims.size()];
+		@Nullable StoredRecord[] records = new StoredRecord[claims.size()];
+		if (!claims.isEmpty()) {
+			for (@Nullable
+			Object[] row : answers.one(CLAIM_LOCK).rows()) {
+				int index = ((Number) row[0]).intValue();
+				if (row[1] == null) {
+					throw new SQLException("GET_LOCK failed");
+				}
+				locked[index] = isTrue(row[1]);
+			}
+			Map<String, StoredRecord> found = readRecords(answers.one(CLAIM_READ), 2);
+			for (int i = 0; i < claims.size(); i++) {
+				records[i] = found.get(claims.get(i).key());
+			}
+		}
+		boolean[] unlocked = (unlocks > 0) ? readUnlocks(answers.one(UNLOCK), unlocks) : new boolean[0];
+		boolean[] stored = new boolean[completes.size()];
+		boolean[] storeUnlocked = new boolean[completes.size()];
+		if (!completes.isEmpty()) {
+			List<Result> stores = answers.all(STORE);
+			for (int i = 0; i < completes.size(); i++) {
+				stored[i] = stores.get(i).updateCount() > 0;
+			}
+			storeUnlocked = readUnlocks(answers.one(STORE_UNLOCK), completes.size());
+		}
+		return new BatchAnswer(locked, records, unlocked, stored, storeUnlocked);
 	}
 
 	@Override
@@ -336,25 +272,6 @@ final class MySqlDialect extends JdbcDialect {
 	}
 
 	@Override
-	Map<String, StoredRecord> readRecords(Result result) throws SQLException {
-		Map<String, StoredRecord> records = new HashMap<>();
-		for (@Nullable
-		Object[] row : result.rows()) {
-			records.put(String.valueOf(row[0]), record(row[1], row[2]));
-		}
-		return records;
-	}
-
-	private static Map<String, StoredRecord> readRecords(Result result, int keyColumn) throws SQLException {
-		Map<String, StoredRecord> records = new HashMap<>();
-		for (@Nullable
-		Object[] row : result.rows()) {
-			records.put(String.valueOf(row[keyColumn]), record(row[0], row[1]));
-		}
-		return records;
-	}
-
-	@Override
 	List<Sql> unlockAll() {
 		return List.of(new Sql("SELECT RELEASE_ALL_LOCKS()"));
 	}
@@ -364,11 +281,7 @@ final class MySqlDialect extends JdbcDialect {
 		return new Sql(this.deleteExpiredSql, limit);
 	}
 
-	/**
-	 * The lock sessions' lock name, from the connection's current database (no round
-	 * trip: both drivers track it): a lock of the connection's session, which the caller
-	 * gives back after the transaction ends ({@link #unlockAfterTransaction}).
-	 */
+	/** The lock sessions' name: the drivers know the database without a round trip. */
 	@Override
 	String transactionLockName(Connection connection, String key) throws SQLException {
 		return lockName(currentDatabase(connection), key);

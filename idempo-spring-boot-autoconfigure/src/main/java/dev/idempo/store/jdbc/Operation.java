@@ -11,18 +11,10 @@ import dev.idempo.store.jdbc.KeyGuard.Holder;
 import org.springframework.util.Assert;
 
 /**
- * One store operation waiting to run on a lock session: a claim, a complete or a release,
- * made by the request thread that waits for it and run by whichever thread holds the
- * session next (possibly that same thread), batched with the other operations queued
- * there.
- * <p>
- * Its state moves {@code QUEUED -> RUNNING -> DONE} or {@code QUEUED -> CANCELLED}, each
- * step a compare-and-set, so that a caller whose time is up either cancels its operation
- * before any statement of it was sent ({@link #cancel()}) or, once it runs, waits for its
- * outcome: an operation is never abandoned half run (a lock taken for a caller that is
- * gone would be an orphan). The runner may put a running operation back in the queue
- * ({@link #requeue()}) when its session died before the operation did anything. The
- * outcome is written before {@code DONE} is published, and read after it is seen.
+ * One claim, complete or release waiting to run on a lock session, and its outcome: its
+ * state moves {@code QUEUED -> RUNNING -> DONE} or {@code QUEUED -> CANCELLED} by
+ * compare-and-set, so it is cancelled before any statement of it was sent or waited for
+ * until it ends. The outcome is written before {@code DONE} is published.
  *
  * @author idempo
  */
@@ -36,17 +28,9 @@ final class Operation {
 
 	private static final int CANCELLED = 3;
 
-	/** What an operation does. */
 	enum Kind {
 
-		/** Take the lock of a key unless its record exists; read the record. */
-		CLAIM,
-
-		/** Store a record while the claim still holds its lock, commit, unlock. */
-		COMPLETE,
-
-		/** Unlock without storing. */
-		RELEASE
+		CLAIM, COMPLETE, RELEASE
 
 	}
 
@@ -59,10 +43,7 @@ final class Operation {
 	/** The record's time to live in microseconds (complete only). */
 	final long ttlMicros;
 
-	/**
-	 * The {@link System#nanoTime()} until which the caller waits for a claim to start;
-	 * unused for completes and releases.
-	 */
+	/** Until when ({@link System#nanoTime()}) the caller waits for a claim to start. */
 	private final long deadline;
 
 	private final Thread waiter;
@@ -71,8 +52,6 @@ final class Operation {
 
 	/** How often a claim went back to the queue because its session died under it. */
 	private int retries;
-
-	// the outcome: written by the runner before DONE, read by the waiter after it
 
 	private boolean succeeded;
 
@@ -89,13 +68,6 @@ final class Operation {
 		this.waiter = Thread.currentThread();
 	}
 
-	/**
-	 * A claim.
-	 * @param holder the claim's holder in the guard
-	 * @param deadline the {@link System#nanoTime()} after which its caller no longer
-	 * waits for it to start: a claim whose session died under it goes back to the queue
-	 * only before then
-	 */
 	static Operation claim(Holder holder, long deadline) {
 		return new Operation(Kind.CLAIM, holder, null, 0, deadline);
 	}
@@ -108,18 +80,12 @@ final class Operation {
 		return new Operation(Kind.RELEASE, holder, null, 0, 0);
 	}
 
-	/**
-	 * The runner takes a queued operation into the batch it is about to send.
-	 * @return {@code false} if it was cancelled (or already taken)
-	 */
+	/** Takes the operation into a batch; {@code false} if cancelled or already taken. */
 	boolean start() {
 		return this.state.compareAndSet(QUEUED, RUNNING);
 	}
 
-	/**
-	 * The waiter gives up on an operation that has not started.
-	 * @return {@code false} if it has started (or ended): then it must be waited for
-	 */
+	/** Gives up an unstarted operation; {@code false} if started: then wait for it. */
 	boolean cancel() {
 		return this.state.compareAndSet(QUEUED, CANCELLED);
 	}
@@ -137,12 +103,7 @@ final class Operation {
 		return this.retries;
 	}
 
-	/**
-	 * Whether the caller still waits for the operation to start, so that it is worth
-	 * putting back in the queue: always for a complete or release, for a claim until its
-	 * deadline.
-	 * @return whether its caller still waits
-	 */
+	/** Whether its caller still waits for it to start: a claim until its deadline. */
 	boolean isAwaited() {
 		return this.kind != Kind.CLAIM || System.nanoTime() - this.deadline < 0;
 	}
@@ -156,9 +117,7 @@ final class Operation {
 	}
 
 	/**
-	 * Ends the operation with a result and wakes its waiter.
-	 * @param succeeded claim: locked; complete: stored; release: released
-	 * @param found claim: the unexpired record it found, if any
+	 * Ends the operation: a claim locked (or {@code found} a record), stored, released.
 	 */
 	void succeed(boolean succeeded, @Nullable StoredRecord found) {
 		this.succeeded = succeeded;
@@ -166,10 +125,6 @@ final class Operation {
 		finish();
 	}
 
-	/**
-	 * Ends the operation with a failure and wakes its waiter.
-	 * @param failure what the caller gets
-	 */
 	void fail(Throwable failure) {
 		this.failure = failure;
 		finish();
@@ -180,9 +135,7 @@ final class Operation {
 		LockSupport.unpark(this.waiter);
 	}
 
-	/**
-	 * Wakes the thread that waits for this operation, so that it can take the session.
-	 */
+	/** Wakes its waiter to take the session. */
 	void wake() {
 		LockSupport.unpark(this.waiter);
 	}

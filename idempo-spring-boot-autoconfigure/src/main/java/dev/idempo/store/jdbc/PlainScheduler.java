@@ -10,12 +10,9 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Runs each operation alone on the calling thread, one statement per round trip: a claim
- * takes any free lock session (open ones first, none that a complete or release waits
- * for), a complete or release waits for its claim's session; nothing is combined and no
- * thread runs another's operation. The slower, simpler way, selected by
- * {@code idempo.store.jdbc.batching=false}, and the oracle that the batched way is tested
- * against: both must give the same outcomes.
+ * Runs each operation alone on its caller's thread, one statement per round trip
+ * ({@code idempo.store.jdbc.batching=false}): the oracle the batched way is tested
+ * against.
  *
  * @author idempo
  */
@@ -24,10 +21,7 @@ final class PlainScheduler extends SessionScheduler {
 	private static final Log logger = LogFactory.getLog(PlainScheduler.class);
 
 	/**
-	 * The longest a claim waits before it looks at the sessions again by itself: that a
-	 * session is wanted by a complete or release is only a hint
-	 * ({@link LockSession#isWanted}), and a waiter that gives up without taking the
-	 * session wakes no one.
+	 * The longest a claim waits before it looks again: {@code isWanted} is only a hint.
 	 */
 	private static final long MAX_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
@@ -86,16 +80,12 @@ final class PlainScheduler extends SessionScheduler {
 		return session.isWanted();
 	}
 
-	/**
-	 * Takes a free session, open ones first, then one still to be opened, leaving alone
-	 * those a complete or release waits for; waits for one to be let go until
-	 * {@code deadline}.
-	 */
+	/** Takes a free session, open ones first, none a complete or release waits for. */
 	private @Nullable LockSession takeAny(long deadline) {
 		this.mutex.lock();
 		try {
 			while (!this.pool.isClosed()) {
-				LockSession session = tryRunAny();
+				LockSession session = tryRunAny((candidate) -> !candidate.isWanted());
 				if (session != null) {
 					return session;
 				}
@@ -116,26 +106,7 @@ final class PlainScheduler extends SessionScheduler {
 		}
 	}
 
-	private @Nullable LockSession tryRunAny() {
-		for (LockSession session : this.pool.sessions()) {
-			if (session.isOpen() && !session.isWanted() && session.tryRun()) {
-				return session;
-			}
-		}
-		for (LockSession session : this.pool.sessions()) {
-			if (!session.isOpen() && !session.isWanted() && session.tryRun()) {
-				return session;
-			}
-		}
-		return null;
-	}
-
-	/**
-	 * Runs the operation on a session the caller holds, then lets the session go. If it
-	 * fails unexpectedly (a bug, an {@link Error}), the operation is settled first; an
-	 * {@code Error} is passed on after that, and so is any failure of an operation left
-	 * unstarted.
-	 */
+	/** Runs the operation; throws an unexpected failure if an Error or left unstarted. */
 	private void run(LockSession session, Operation operation) {
 		try {
 			this.runner.runAlone(session, operation);

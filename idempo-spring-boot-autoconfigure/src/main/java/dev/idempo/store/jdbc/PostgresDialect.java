@@ -2,8 +2,6 @@ package dev.idempo.store.jdbc;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -20,74 +18,15 @@ import dev.idempo.store.jdbc.SqlPipeline.Script;
 import dev.idempo.store.jdbc.SqlPipeline.Sql;
 
 /**
- * PostgreSQL: a claim is a session-level advisory lock, a completed response is a row of
- * the table (see {@code schema-postgresql.sql}).
- * <h2>Lock keys</h2> Locks use the two-key form {@code (int, int)}: the first key is a
- * namespace ({@link JdbcLockingStore#DEFAULT_LOCK_NAMESPACE} unless configured), the
- * second the first 32 bits of a SHA-256 digest of the storage key. PostgreSQL keeps the
- * two-key space apart from the single {@code bigint} key space, so the store never
- * collides with an application (or a library such as Flyway or ShedLock) that uses
- * {@code bigint} advisory locks, nor with two-key locks in another namespace; advisory
- * locks are also per database. Two different storage keys whose 32 bits collide while
- * both are in flight share one lock: the later one may be answered "in progress" until
- * the first finishes (a spurious 409, about one in 4 billion pairs), but duplicates of
- * either key are still excluded, so a collision never runs a handler twice.
- * <h2>The store condition: a witness lock</h2> A record may be written only while the
- * claim's session still holds its lock, checked in the same statement that writes it.
- * PostgreSQL has no function that asks "does this session hold this advisory lock?" short
- * of scanning {@code pg_locks}, which copies the whole cluster's lock table under its
- * partition locks on every call (about 0.1 ms of server time per stored response, and it
- * slows every other lock acquisition meanwhile). So a claim takes its lock twice in one
- * expression: the exclusive lock, then, only if that succeeded, a <em>shared</em> lock on
- * the same key, the witness: <pre class="code">
- * CASE WHEN pg_try_advisory_lock(ns, id) THEN pg_try_advisory_lock_shared(ns, id) ELSE false END
- * </pre> A session never conflicts with itself, so the witness is always granted then,
- * and no other session can take either mode while this one holds the exclusive lock. The
- * witness is taken only together with the exclusive lock, and both are lost together (the
- * session ends, or {@code pg_advisory_unlock_all()} runs on it), so "this session holds
- * the witness" is exactly "this claim still holds its lock". The store statement spends
- * the witness as its condition: <pre class="code">
- * BEGIN;
- * INSERT INTO table ... SELECT ... FROM unnest(...) WHERE pg_advisory_unlock_shared(ns, id) ON CONFLICT ... RETURNING storage_key;
- * COMMIT;
- * SELECT pg_advisory_unlock(ns, id) FROM unnest(...);
- * </pre> {@code pg_advisory_unlock_shared} answers {@code true} only if this session held
- * the witness (compare), and releasing it leaves the exclusive lock held (so nothing is
- * freed before the commit): an exact compare-and-set in the writing statement, evaluated
- * once per row. Only after {@code COMMIT} is the exclusive lock released, so any claim
- * that gets it afterwards reads the committed row. Advisory locks are not transactional:
- * if the transaction fails after a witness was spent, the exclusive lock is still held
- * (nothing is ever freed early), only the witness is gone; the failure path reads the
- * session's own rows of {@code pg_locks} once to learn that ({@link Held#HELD_SPENT}) and
- * takes the witness again while the exclusive lock proves it may ({@link #restore}). Two
- * claims of one session whose lock ids collide each hold one count of each mode, so the
- * counting stays right; on the failure path, where counts cannot be told apart, the store
- * ends such a session instead.
- * <h2>Statements</h2> Every statement handles any number of operations through arrays
- * ({@code unnest}), so a batch has at most seven statement texts, each prepared once by
- * the server. A batch's claims are one statement that takes the locks of the keys without
- * an unexpired record, then one that reads the records with a snapshot taken after the
- * lock attempts (so a record committed by an owner just before it unlocked is always
- * seen); its unlocks one statement; its completes {@code BEGIN}, one
- * {@code INSERT ... ON CONFLICT DO UPDATE} ({@code expires_at = now() + ttl}),
- * {@code COMMIT} and one unlock statement. Every lookup is by primary key
- * ({@code LATERAL ... LIMIT 1}, which the planner cannot turn into a table scan).
- * <p>
- * Lock sessions must be real sessions: a transaction-pooling proxy such as PgBouncer in
- * {@code transaction} mode breaks session-level advisory locks (session mode is fine).
+ * PostgreSQL's statements: a claim is a session-level advisory lock {@code (namespace,
+ * first 32 bits of the key's SHA-256)} with a shared "witness" lock beside it, which the
+ * store statement spends as its condition ({@code pg_advisory_unlock_shared} in its
+ * {@code WHERE}); every statement takes arrays. Why: "What the statements do" and "Lock
+ * names and collisions" in {@code CONTRIBUTING.md}.
  *
  * @author idempo
  */
 final class PostgresDialect extends JdbcDialect {
-
-	private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
-		try {
-			return MessageDigest.getInstance("SHA-256");
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
-		}
-	});
 
 	private final int lockNamespace;
 
@@ -177,14 +116,9 @@ final class PostgresDialect extends JdbcDialect {
 		return this.lockNamespace;
 	}
 
-	/**
-	 * The second key of the advisory lock of {@code key}; the first is the namespace.
-	 * @param key the storage key
-	 * @return the lock id
-	 */
+	/** The second key of the advisory lock of {@code key}; the first is the namespace. */
 	static int lockId(String key) {
-		MessageDigest digest = SHA256.get();
-		return ByteBuffer.wrap(digest.digest(key.getBytes(StandardCharsets.UTF_8))).getInt();
+		return ByteBuffer.wrap(sha256().digest(key.getBytes(StandardCharsets.UTF_8))).getInt();
 	}
 
 	@Override
@@ -204,13 +138,11 @@ final class PostgresDialect extends JdbcDialect {
 		StringBuilder sql = new StringBuilder("SELECT pg_backend_pid(), set_config('statement_timeout', ?, false)");
 		List<Object> parameters = new ArrayList<>(List.of(settings.timeout().toMillis() + "ms"));
 		if (version >= 12) {
-			// the statements take arrays, whose custom plans would be made afresh on
-			// every execution; the generic plan is the same index lookup
+			// custom plans for array parameters would be made afresh on every execution
 			sql.append(", set_config('plan_cache_mode', 'force_generic_plan', false)");
 		}
 		if (version >= 14) {
-			// PostgreSQL 14+ ends the session, and frees its locks, if this instance
-			// vanishes without closing it
+			// the server ends the session, freeing its locks, if this instance vanishes
 			sql.append(", set_config('idle_session_timeout', ?, false)");
 			parameters.add(settings.sessionIdleTimeout().toMillis() + "ms");
 		}
@@ -223,7 +155,7 @@ final class PostgresDialect extends JdbcDialect {
 	}
 
 	@Override
-	BatchSql batch(SessionInfo session, List<Lock> claims, List<Object> unlocks, List<Store> completes) {
+	Script batch(List<Lock> claims, List<Object> unlocks, List<Store> completes) {
 		Script script = new Script();
 		if (!claims.isEmpty()) {
 			String[] keys = new String[claims.size()];
@@ -258,60 +190,45 @@ final class PostgresDialect extends JdbcDialect {
 			script.add(COMMIT, new Sql("COMMIT"));
 			script.add(STORE_UNLOCK, new Sql(this.storeUnlockSql, (Object) ids));
 		}
-		return new BatchSql() {
-
-			@Override
-			public Script script() {
-				return script;
-			}
-
-			@Override
-			public BatchAnswer read(Answers answers) throws SQLException {
-				@Nullable Boolean[] locked = new Boolean[claims.size()];
-				@Nullable StoredRecord[] records = new StoredRecord[claims.size()];
-				if (!claims.isEmpty()) {
-					for (@Nullable
-					Object[] row : answers.one(CLAIM_LOCK).rows()) {
-						locked[index(row[0], claims.size())] = (row[1] != null) ? Boolean.TRUE.equals(row[1]) : null;
-					}
-					for (@Nullable
-					Object[] row : answers.one(CLAIM_READ).rows()) {
-						records[index(row[2], claims.size())] = record(row[0], row[1]);
-					}
-				}
-				boolean[] unlocked = new boolean[unlocks.size()];
-				if (!unlocks.isEmpty()) {
-					unlocked = readUnlocks(answers.one(UNLOCK), unlocks.size());
-				}
-				boolean[] stored = new boolean[completes.size()];
-				boolean[] storeUnlocked = new boolean[completes.size()];
-				if (!completes.isEmpty()) {
-					Map<String, Integer> positions = new HashMap<>();
-					for (int i = 0; i < completes.size(); i++) {
-						positions.put(completes.get(i).key(), i);
-					}
-					for (@Nullable
-					Object[] row : answers.one(STORE).rows()) {
-						Integer position = positions.get(String.valueOf(row[0]));
-						if (position == null) {
-							throw new SQLException("Unexpected key stored: " + row[0]);
-						}
-						stored[position] = true;
-					}
-					for (@Nullable
-					Object[] row : answers.one(STORE_UNLOCK).rows()) {
-						storeUnlocked[index(row[0], completes.size())] = Boolean.TRUE.equals(row[1]);
-					}
-				}
-				return new BatchAnswer(locked, records, unlocked, stored, storeUnlocked);
-			}
-
-		};
+		return script;
 	}
 
 	@Override
-	List<Sql> rollback() {
-		return List.of(new Sql("ROLLBACK"));
+	BatchAnswer readBatch(Answers answers, List<Lock> claims, int unlocks, List<Store> completes) throws SQLException {
+		@Nullable Boolean[] locked = new Boolean[claims.size()];
+		@Nullable StoredRecord[] records = new StoredRecord[claims.size()];
+		if (!claims.isEmpty()) {
+			for (@Nullable
+			Object[] row : answers.one(CLAIM_LOCK).rows()) {
+				locked[index(row[0], claims.size())] = (row[1] != null) ? Boolean.TRUE.equals(row[1]) : null;
+			}
+			for (@Nullable
+			Object[] row : answers.one(CLAIM_READ).rows()) {
+				records[index(row[2], claims.size())] = record(row[0], row[1]);
+			}
+		}
+		boolean[] unlocked = (unlocks > 0) ? readUnlocks(answers.one(UNLOCK), unlocks) : new boolean[0];
+		boolean[] stored = new boolean[completes.size()];
+		boolean[] storeUnlocked = new boolean[completes.size()];
+		if (!completes.isEmpty()) {
+			Map<String, Integer> positions = new HashMap<>();
+			for (int i = 0; i < completes.size(); i++) {
+				positions.put(completes.get(i).key(), i);
+			}
+			for (@Nullable
+			Object[] row : answers.one(STORE).rows()) {
+				Integer position = positions.get(String.valueOf(row[0]));
+				if (position == null) {
+					throw new SQLException("Unexpected key stored: " + row[0]);
+				}
+				stored[position] = true;
+			}
+			for (@Nullable
+			Object[] row : answers.one(STORE_UNLOCK).rows()) {
+				storeUnlocked[index(row[0], completes.size())] = Boolean.TRUE.equals(row[1]);
+			}
+		}
+		return new BatchAnswer(locked, records, unlocked, stored, storeUnlocked);
 	}
 
 	@Override
@@ -387,16 +304,6 @@ final class PostgresDialect extends JdbcDialect {
 	}
 
 	@Override
-	Map<String, StoredRecord> readRecords(Result result) throws SQLException {
-		Map<String, StoredRecord> records = new HashMap<>();
-		for (@Nullable
-		Object[] row : result.rows()) {
-			records.put(String.valueOf(row[0]), record(row[1], row[2]));
-		}
-		return records;
-	}
-
-	@Override
 	List<Sql> unlockAll() {
 		// an aborted transaction would refuse the unlock
 		return List.of(new Sql("ROLLBACK"), new Sql("SELECT pg_advisory_unlock_all()"));
@@ -415,11 +322,9 @@ final class PostgresDialect extends JdbcDialect {
 	@Override
 	TransactionClaim claimInTransaction(Connection connection, String key, @Nullable String lockName,
 			int timeoutSeconds) throws SQLException {
-		// one round trip: the isolation the transaction runs at (asked here rather than
-		// by
-		// the transaction manager, which would cost a round trip of its own), then the
-		// lock, then the read in a statement of its own, so that at READ COMMITTED its
-		// snapshot follows the lock
+		// one round trip: the isolation (not asked by the transaction manager, which
+		// would cost a round trip), the lock, then the read, whose snapshot follows the
+		// lock at READ COMMITTED
 		Answers answers = new Script().add("isolation", new Sql("SELECT current_setting('transaction_isolation')"))
 			.add(CLAIM_LOCK, new Sql(this.transactionLockSql, lockId(key)))
 			.add(CLAIM_READ, new Sql(this.transactionReadSql, key))

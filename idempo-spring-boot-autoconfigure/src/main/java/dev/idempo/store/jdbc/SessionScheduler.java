@@ -3,17 +3,15 @@ package dev.idempo.store.jdbc;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Decides which thread runs which operation on which lock session, and when: the one
- * small interface between the store and its two ways of running operations,
- * {@link BatchScheduler} (the default: the operations of many threads combined into
- * batches, one round trip each) and {@link PlainScheduler} (each operation alone, one
- * statement per round trip). Both run a session's queued unlocks on a maintenance thread
- * when no request is left to run them.
+ * Decides which thread runs which operation on which lock session, and when; runs a
+ * session's queued unlocks on a maintenance thread when no request is left to.
  *
  * @author idempo
  */
@@ -29,13 +27,6 @@ abstract class SessionScheduler {
 
 	final long timeoutNanos;
 
-	/**
-	 * Creates the scheduler.
-	 * @param pool the lock sessions
-	 * @param runner runs operations on a session
-	 * @param maintenance runs queued unlocks that no request is left to run
-	 * @param settings the store settings
-	 */
 	SessionScheduler(LockSessionPool pool, BatchRunner runner, Executor maintenance, JdbcStoreSettings settings) {
 		this.pool = pool;
 		this.runner = runner;
@@ -44,58 +35,47 @@ abstract class SessionScheduler {
 	}
 
 	/**
-	 * Runs a claim on whichever session takes it first. Called on the request thread,
-	 * which waits for the outcome.
-	 * @param claim the claim
-	 * @param deadline the {@link System#nanoTime()} by which it must have started
-	 * @return {@code true} once it has run, {@code false} if it was cancelled unstarted
-	 * at the deadline (or the store closed first)
+	 * Runs a claim on any session, on the request thread, which waits for the outcome.
+	 * @return {@code false} if it was cancelled unstarted at the {@code deadline}
+	 * ({@link System#nanoTime()}) or on close
 	 */
 	abstract boolean runClaim(Operation claim, long deadline);
 
-	/**
-	 * Runs a complete or release on the session that holds its claim's lock. Called on
-	 * the request thread, which waits for the outcome.
-	 * @param session the session
-	 * @param operation the operation
-	 * @param deadline the {@link System#nanoTime()} by which it must have started
-	 * @return {@code true} once it has run, {@code false} if it was cancelled unstarted
-	 * at the deadline (or the store closed first)
-	 */
+	/** Runs a complete or release on its claim's session, as {@link #runClaim} does. */
 	abstract boolean runOn(LockSession session, Operation operation, long deadline);
 
-	/**
-	 * Wakes whoever waits for a session that was just let go.
-	 * @param session the session
-	 * @return whether a waiter will take it
-	 */
+	/** Wakes who waits for a session just let go; {@code false} if nobody takes it. */
 	abstract boolean wakeNext(LockSession session);
 
-	/**
-	 * Passes a session that was just let go on to whoever needs it; if only queued
-	 * unlocks are left, a maintenance task runs them.
-	 * @param session the session, no longer held by the caller
-	 */
+	/** Takes a free session {@code eligible} allows: open ones first, lowest first. */
+	final @Nullable LockSession tryRunAny(Predicate<LockSession> eligible) {
+		for (LockSession session : this.pool.sessions()) {
+			if (session.isOpen() && eligible.test(session) && session.tryRun()) {
+				return session;
+			}
+		}
+		for (LockSession session : this.pool.sessions()) {
+			if (!session.isOpen() && eligible.test(session) && session.tryRun()) {
+				return session;
+			}
+		}
+		return null;
+	}
+
+	/** Passes a session just let go on, or has maintenance run its queued unlocks. */
 	final void handOff(LockSession session) {
 		if (!wakeNext(session) && session.unlocks().isDrainDue()) {
 			scheduleDrain(session);
 		}
 	}
 
-	/**
-	 * Stops running operations: what is queued ends (see {@link BatchRunner#close}), and
-	 * every waiter is woken to find the store closed.
-	 */
+	/** Ends what is queued and wakes every waiter to find the store closed. */
 	final void close() {
 		this.runner.close();
 		this.pool.sessions().forEach(this::wakeNext);
 	}
 
-	/**
-	 * Has a maintenance thread run the session's queued unlocks as soon as it is free, in
-	 * case no request takes it first.
-	 * @param session the session
-	 */
+	/** Has a maintenance thread run the session's queued unlocks once it is free. */
 	final void scheduleDrain(LockSession session) {
 		UnlockQueue unlocks = session.unlocks();
 		if (this.pool.isClosed() || !unlocks.scheduleDrain()) {
@@ -107,7 +87,7 @@ abstract class SessionScheduler {
 				if (unlocks.isEmpty()) {
 					return;
 				}
-				runMaintenance(session, this.timeoutNanos, this.runner::drain);
+				runMaintenance(session, this.timeoutNanos, this.runner::runBatch);
 				// else the session check retries
 			});
 		}
@@ -116,14 +96,7 @@ abstract class SessionScheduler {
 		}
 	}
 
-	/**
-	 * Runs {@code task} on a session once it is free, waiting up to {@code timeoutNanos},
-	 * then hands the session on. A failure of the task is logged, never thrown: it must
-	 * not cancel a scheduled session check for good.
-	 * @param session the session
-	 * @param timeoutNanos how long to wait for it
-	 * @param task what to run while holding it
-	 */
+	/** Runs {@code task} once the session is free; logs failures (checks must go on). */
 	final void runMaintenance(LockSession session, long timeoutNanos, Consumer<LockSession> task) {
 		try {
 			if (!session.tryRun(timeoutNanos)) {

@@ -14,12 +14,8 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Runs a few SQL statements in one round trip: sent together as one multi-statement
- * prepared statement where the driver allows it (always with PostgreSQL's driver, which
- * pipelines them; with MySQL's and MariaDB's when the connection allows multi-queries),
- * else one after the other. Either way each statement sees what the ones before it did,
- * and the first one that fails ends the run: the ones before it have run, none after it.
- * Values are always bound, never written into SQL text.
+ * Runs a few SQL statements in one round trip where the driver allows it, else one after
+ * the other; the first that fails ends the run. Values are always bound.
  *
  * @author idempo
  */
@@ -28,16 +24,7 @@ final class SqlPipeline {
 	private SqlPipeline() {
 	}
 
-	/**
-	 * Runs the statements.
-	 * @param connection the connection
-	 * @param together whether to send all statements in one round trip
-	 * @param timeoutSeconds the client-side statement timeout, 0 for none (lock sessions
-	 * set theirs on the server once, which saves a timer task per statement)
-	 * @param statements the statements
-	 * @return one result per statement
-	 * @throws SQLException if a statement fails
-	 */
+	/** Runs the statements; lock sessions set their timeout on the server (0 here). */
 	static List<Result> run(Connection connection, boolean together, int timeoutSeconds, List<Sql> statements)
 			throws SQLException {
 		int count = statements.size();
@@ -127,40 +114,20 @@ final class SqlPipeline {
 		return rows;
 	}
 
-	/**
-	 * Statements to run in one round trip, each under the name of its step, whose results
-	 * are read back by those names rather than by position.
-	 */
+	/** Statements to run in one round trip, whose results are read back by step name. */
 	static final class Script {
 
 		private final List<String> names = new ArrayList<>();
 
 		private final List<Sql> statements = new ArrayList<>();
 
-		/**
-		 * Adds a statement; several may share a name.
-		 * @param name the step
-		 * @param statement the statement
-		 * @return this script
-		 */
+		/** Adds a statement; several may share a name. */
 		Script add(String name, Sql statement) {
 			this.names.add(name);
 			this.statements.add(statement);
 			return this;
 		}
 
-		List<Sql> statements() {
-			return this.statements;
-		}
-
-		/**
-		 * Runs the statements, as {@link SqlPipeline#run} does.
-		 * @param connection the connection
-		 * @param together whether to send all statements in one round trip
-		 * @param timeoutSeconds the client-side statement timeout, 0 for none
-		 * @return the results, by name
-		 * @throws SQLException if a statement fails
-		 */
 		Answers run(Connection connection, boolean together, int timeoutSeconds) throws SQLException {
 			List<Result> results = SqlPipeline.run(connection, together, timeoutSeconds, this.statements);
 			Map<String, List<Result>> byName = new HashMap<>();
@@ -172,28 +139,13 @@ final class SqlPipeline {
 
 	}
 
-	/**
-	 * The results of a {@link Script}, by the names of its steps.
-	 *
-	 * @param byName the results of each step, in the order they were added
-	 */
+	/** The results of a {@link Script}, by step name, in the order they were added. */
 	record Answers(Map<String, List<Result>> byName) {
 
-		/**
-		 * The results of the statements added under {@code name}.
-		 * @param name the step
-		 * @return the results, none if no statement was added under it
-		 */
 		List<Result> all(String name) {
 			return this.byName.getOrDefault(name, List.of());
 		}
 
-		/**
-		 * The result of the one statement added under {@code name}.
-		 * @param name the step
-		 * @return the result
-		 * @throws SQLException if no statement or several were added under it
-		 */
 		Result one(String name) throws SQLException {
 			List<Result> results = all(name);
 			if (results.size() != 1) {
@@ -204,22 +156,11 @@ final class SqlPipeline {
 
 	}
 
-	/**
-	 * One SQL statement and its parameters.
-	 *
-	 * @param text the SQL text, with {@code ?} for each parameter
-	 * @param parameters the parameters
-	 */
 	record Sql(String text, Object... parameters) {
 
 	}
 
-	/**
-	 * What one statement answered.
-	 *
-	 * @param updateCount the update count, or -1 for a query
-	 * @param rows the rows of a query, empty for an update
-	 */
+	/** What one statement answered: an update count, or -1 and the rows. */
 	record Result(long updateCount, List<@Nullable Object[]> rows) {
 
 		@Nullable Object @Nullable [] firstRow() {

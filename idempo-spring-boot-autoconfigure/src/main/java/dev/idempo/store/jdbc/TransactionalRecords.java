@@ -15,22 +15,12 @@ import dev.idempo.store.jdbc.SqlPipeline.Sql;
 import org.springframework.util.Assert;
 
 /**
- * The statements of transactional mode ({@code @Idempotent(transactional = true)}): they
- * run on the connection of the application's own transaction, which the caller holds,
- * never on a lock session. A claim is a lock that cannot outlive the transaction's
- * connection and is taken without waiting, then the key's record is read in a statement
- * of its own (so that it sees everything committed before the lock was granted); the
- * record is inserted in the same transaction as the handler's writes.
- * <ul>
- * <li>PostgreSQL: {@code pg_try_advisory_xact_lock(namespace, id)}, the same two keys as
- * the lock sessions' {@code pg_try_advisory_lock}, so that transactional and other claims
- * of one key exclude each other. The server releases it when the transaction ends,
- * committed or not: {@link #lockName} is {@code null} and nothing is to be unlocked.</li>
- * <li>MySQL/MariaDB: {@code GET_LOCK(name, 0)} with the lock sessions' name (from the
- * connection's current database), a lock of the connection's session: the caller runs
- * {@link #unlock} after the commit or rollback, before the connection goes back to its
- * pool.</li>
- * </ul>
+ * Transactional mode's statements, run on the application's own transaction: a claim
+ * takes the key's lock without waiting, under the lock sessions' lock name, so both kinds
+ * of claim exclude each other, then reads the record in a statement of its own; the
+ * record is inserted in the handler's transaction. PostgreSQL's lock ends with the
+ * transaction (no {@link #lockName}); MySQL's belongs to the session, so the caller runs
+ * {@link #unlock} after it, before the connection goes back to its pool.
  *
  * @author idempo
  */
@@ -63,55 +53,24 @@ public final class TransactionalRecords implements TransactionalStore {
 		return new TransactionalRecords(table, new MySqlDialect(table, lockPrefix));
 	}
 
-	/**
-	 * The store's name, for metrics: {@code postgres} or {@code mysql}.
-	 * @return the name
-	 */
+	@Override
 	public String name() {
 		return this.dialect.name();
 	}
 
-	/**
-	 * The name of the key's lock where the lock belongs to the session rather than to the
-	 * transaction (MySQL), so that the caller can arrange for its release before it is
-	 * taken: the lock sessions' name, from the connection's current database (no round
-	 * trip: both drivers track it).
-	 * @param connection the transaction's connection
-	 * @param key the storage key
-	 * @return the lock name, or {@code null} where the lock ends with the transaction
-	 * (PostgreSQL)
-	 * @throws SQLException if the connection cannot say its database
-	 */
+	@Override
 	public @Nullable String lockName(Connection connection, String key) throws SQLException {
 		return this.dialect.transactionLockName(connection, key);
 	}
 
-	/**
-	 * Takes the key's lock without waiting, then reads its unexpired record. Runs inside
-	 * the caller's transaction on its connection.
-	 * @param connection the transaction's connection
-	 * @param key the storage key
-	 * @param lockName {@link #lockName}
-	 * @param timeoutSeconds the statement timeout, 0 for none
-	 * @return the outcome
-	 * @throws SQLException if a statement fails; on MySQL a lock it may have taken is
-	 * given back only by {@link #unlock}
-	 */
+	@Override
 	public Claim claim(Connection connection, String key, @Nullable String lockName, int timeoutSeconds)
 			throws SQLException {
 		JdbcDialect.TransactionClaim claim = this.dialect.claimInTransaction(connection, key, lockName, timeoutSeconds);
 		return new Claim(claim.locked(), claim.record(), claim.snapshotFollowsLock());
 	}
 
-	/**
-	 * Inserts the key's record in the caller's transaction (replacing an expired one).
-	 * @param connection the transaction's connection, holding the key's lock
-	 * @param key the storage key
-	 * @param record the record
-	 * @param ttl how long it is kept
-	 * @param timeoutSeconds the statement timeout, 0 for none
-	 * @throws SQLException if the statement fails
-	 */
+	@Override
 	public void insert(Connection connection, String key, StoredRecord record, Duration ttl, int timeoutSeconds)
 			throws SQLException {
 		Assert.isTrue(!ttl.isNegative() && !ttl.isZero(), "'ttl' must be positive");
@@ -124,15 +83,7 @@ public final class TransactionalRecords implements TransactionalStore {
 		}
 	}
 
-	/**
-	 * Gives back a lock that {@link #claim} may have taken, once its transaction has
-	 * ended (MySQL only). Safe whatever the claim did: a lock this session does not hold
-	 * is left alone.
-	 * @param connection the connection that may hold it
-	 * @param lockName {@link #lockName}
-	 * @param timeoutSeconds the statement timeout, 0 for none
-	 * @throws SQLException if the statement fails
-	 */
+	@Override
 	public void unlock(Connection connection, String lockName, int timeoutSeconds) throws SQLException {
 		Sql unlock = this.dialect.unlockAfterTransaction(lockName);
 		if (unlock != null) {
@@ -141,13 +92,13 @@ public final class TransactionalRecords implements TransactionalStore {
 	}
 
 	/**
-	 * What a claim found.
+	 * What a claim found; on PostgreSQL the read follows the lock only at
+	 * {@code READ COMMITTED}.
 	 *
-	 * @param locked whether the lock was taken (else another request holds the key)
+	 * @param locked whether the lock was taken
 	 * @param record the key's unexpired record, if locked and there is one
 	 * @param snapshotFollowsLock whether the read saw everything committed before the
-	 * lock was granted (PostgreSQL: only at {@code READ COMMITTED}); if not, the claim
-	 * must be made again in a transaction that is
+	 * lock was granted
 	 */
 	public record Claim(boolean locked, @Nullable StoredRecord record,
 			boolean snapshotFollowsLock) implements TransactionalStore.Claim {

@@ -1,0 +1,190 @@
+package dev.idempo.store.jdbc;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import dev.idempo.store.Lease;
+import dev.idempo.store.LockingStoreException;
+import dev.idempo.store.StoredRecord;
+import dev.idempo.store.jdbc.KeyGuard.Holder;
+import dev.idempo.testsupport.TestDatabases;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Tests for {@link BatchRunner} on a real PostgreSQL server, with one lock session held
+ * by the test thread: a batch of two completes and a release whose store statement fails
+ * settles every operation, from what the database holds.
+ *
+ * @author idempo
+ */
+class BatchRunnerTests {
+
+	private static final long TTL_MICROS = 3_600_000_000L;
+
+	private static String table;
+
+	private final ExecutorService maintenance = Executors.newSingleThreadExecutor();
+
+	private final KeyGuard guard = new KeyGuard();
+
+	private final FaultInjectingDataSource dataSource = new FaultInjectingDataSource(
+			TestDatabases.postgres().dataSource());
+
+	private LockSessionPool pool;
+
+	private BatchRunner runner;
+
+	private LockSession session;
+
+	@BeforeAll
+	static void createTable() {
+		table = TestDatabases.postgres().createTable("postgresql");
+	}
+
+	@AfterAll
+	static void dropTable() {
+		TestDatabases.postgres().dropTable(table);
+	}
+
+	@BeforeEach
+	void createRunner() {
+		JdbcStoreSettings settings = JdbcStoreSettings.defaults().withTableName(table).withLockSessions(1);
+		PostgresDialect dialect = new PostgresDialect(table, JdbcLockingStore.DEFAULT_LOCK_NAMESPACE);
+		this.pool = new LockSessionPool(this.dataSource, dialect, settings, this.maintenance);
+		this.runner = new BatchRunner(dialect, this.guard, this.pool, settings, true);
+		this.session = this.pool.get(0);
+	}
+
+	@AfterEach
+	void close() {
+		this.dataSource.heal();
+		this.runner.close();
+		this.maintenance.shutdownNow();
+	}
+
+	@Test
+	void aBatchWhoseStoreFailsOnceIsSettledAndRunAgainOperationByOperation() {
+		List<Holder> holders = claim(3);
+		AtomicInteger faults = new AtomicInteger();
+		this.dataSource.fail((sql) -> FaultInjectingDataSource.isStore(sql) && faults.incrementAndGet() == 1,
+				() -> new SQLException("injected"));
+		List<Operation> finishing = finish(holders);
+		runBatch();
+		assertThat(faults).as("the batch's store failed, then the completes' own").hasValue(3);
+		for (Operation operation : finishing) {
+			assertThat(operation.isDone()).as(operation.toString()).isTrue();
+			assertThat(operation.failure()).as(operation.toString()).isNull();
+			assertThat(operation.succeeded()).as(operation.toString()).isTrue();
+		}
+		assertThat(fingerprintOf(holders.get(0).key)).isEqualTo("fp-0");
+		assertThat(fingerprintOf(holders.get(1).key)).isEqualTo("fp-1");
+		assertThat(fingerprintOf(holders.get(2).key)).isNull();
+		assertAllFreed(holders);
+	}
+
+	@Test
+	void aStoreThatKeepsFailingFailsOnlyTheCompletesAndFreesEveryLock() {
+		List<Holder> holders = claim(3);
+		this.dataSource.fail(FaultInjectingDataSource::isStore, () -> new SQLException("injected"));
+		List<Operation> finishing = finish(holders);
+		runBatch();
+		for (Operation complete : finishing.subList(0, 2)) {
+			assertThat(complete.isDone()).isTrue();
+			assertThat(complete.failure()).isInstanceOf(LockingStoreException.class).hasRootCauseMessage("injected");
+		}
+		Operation release = finishing.get(2);
+		assertThat(release.isDone()).isTrue();
+		assertThat(release.failure()).isNull();
+		assertThat(release.succeeded()).isTrue();
+		for (Holder holder : holders) {
+			assertThat(fingerprintOf(holder.key)).isNull();
+		}
+		assertAllFreed(holders);
+	}
+
+	/** Claims {@code count} new keys in one batch. */
+	private List<Holder> claim(int count) {
+		List<Holder> holders = new ArrayList<>();
+		List<Operation> claims = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			Holder holder = this.guard.enter("batch-runner-" + System.nanoTime() + "-" + i, "token-" + i,
+					System.nanoTime(), (h) -> true);
+			assertThat(holder).isNotNull();
+			Operation claim = Operation.claim(holder, System.nanoTime() + 10_000_000_000L);
+			this.pool.claims().add(claim);
+			holders.add(holder);
+			claims.add(claim);
+		}
+		runBatch();
+		for (Operation claim : claims) {
+			assertThat(claim.failure()).isNull();
+			assertThat(claim.succeeded()).isTrue();
+		}
+		assertThat(holders).allMatch(Holder::isHeld);
+		return holders;
+	}
+
+	/** Completes all but the last holder, whose claim is released, in one batch. */
+	private List<Operation> finish(List<Holder> holders) {
+		List<Operation> finishing = new ArrayList<>();
+		for (int i = 0; i < holders.size(); i++) {
+			Holder holder = holders.get(i);
+			assertThat(this.guard.finishing(new Lease(holder.key, holder.token))).isSameAs(holder);
+			if (i < holders.size() - 1) {
+				Operation complete = Operation.complete(holder,
+						new StoredRecord("fp-" + i, ("response-" + i).getBytes(StandardCharsets.UTF_8)), TTL_MICROS);
+				this.session.completes().add(complete);
+				finishing.add(complete);
+			}
+			else {
+				Operation release = Operation.release(holder);
+				this.session.releases().add(release);
+				finishing.add(release);
+			}
+		}
+		return finishing;
+	}
+
+	private void runBatch() {
+		assertThat(this.session.tryRun()).isTrue();
+		try {
+			this.runner.runBatch(this.session);
+		}
+		finally {
+			this.session.endRun();
+		}
+	}
+
+	private void assertAllFreed(List<Holder> holders) {
+		for (Holder holder : holders) {
+			assertThat(holder.isGone()).as(holder.key).isTrue();
+			assertThat(this.guard.get(holder.key)).isNull();
+			Boolean free = TestDatabases.postgres()
+				.jdbc()
+				.queryForObject("SELECT pg_try_advisory_lock(?, ?) AND pg_advisory_unlock(?, ?)", Boolean.class,
+						JdbcLockingStore.DEFAULT_LOCK_NAMESPACE, PostgresDialect.lockId(holder.key),
+						JdbcLockingStore.DEFAULT_LOCK_NAMESPACE, PostgresDialect.lockId(holder.key));
+			assertThat(free).as("the lock of " + holder.key + " is free").isTrue();
+		}
+	}
+
+	private String fingerprintOf(String key) {
+		List<String> found = TestDatabases.postgres()
+			.jdbc()
+			.queryForList("SELECT fingerprint FROM " + table + " WHERE storage_key = ?", String.class, key);
+		return found.isEmpty() ? null : found.get(0);
+	}
+
+}
