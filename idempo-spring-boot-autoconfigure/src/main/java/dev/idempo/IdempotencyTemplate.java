@@ -9,6 +9,7 @@ import tools.jackson.databind.JavaType;
 
 import dev.idempo.core.Digests;
 import dev.idempo.core.IdempotencyListener.Source;
+import dev.idempo.core.IdempotencySettings;
 import dev.idempo.method.IdempotentCalls;
 
 import org.springframework.core.ParameterizedTypeReference;
@@ -197,11 +198,11 @@ public class IdempotencyTemplate {
 
 		/**
 		 * How long the result is kept.
-		 * @param ttl a positive duration
+		 * @param ttl a positive duration of at most 100 years
 		 * @return the options with it
 		 */
 		public Options ttl(Duration ttl) {
-			Assert.isTrue(!ttl.isNegative() && !ttl.isZero(), "'ttl' must be positive");
+			Assert.isTrue(IdempotencySettings.isValidTtl(ttl), "'ttl' must be positive and at most 36500d");
 			return new Options(ttl, this.transactional, this.cacheResult, this.verifyRequest, this.request);
 		}
 

@@ -37,7 +37,8 @@ public @interface Idempotent {
 	 * How long a completed response is kept and replayed, as a Spring duration string
 	 * such as {@code "24h"}, {@code "PT30M"} or {@code "90s"}. {@code ${...}}
 	 * placeholders are resolved against the environment. Empty means
-	 * {@code idempo.response-ttl}.
+	 * {@code idempo.response-ttl}. Positive and at most {@code 36500d} (100 years, what
+	 * every store can keep).
 	 * @return the time to live of the stored response
 	 */
 	String ttl() default "";

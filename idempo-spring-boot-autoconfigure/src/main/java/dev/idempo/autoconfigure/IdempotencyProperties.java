@@ -45,7 +45,7 @@ public class IdempotencyProperties {
 
 	/**
 	 * How long a completed response is kept and replayed, unless @Idempotent(ttl) says
-	 * otherwise.
+	 * otherwise. At most 36500d (100 years).
 	 */
 	private Duration responseTtl = Duration.ofHours(24);
 

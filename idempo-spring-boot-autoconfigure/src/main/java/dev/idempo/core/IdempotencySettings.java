@@ -39,9 +39,16 @@ public record IdempotencySettings(String keyHeader, List<String> keyHeaderAliase
 			"Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Proxy-Connection", "TE", "Trailer",
 			"Transfer-Encoding", "Upgrade", "Content-Length");
 
+	/**
+	 * The longest TTL of a response or result: 100 years, which every store can keep
+	 * (MySQL's {@code DATETIME} ends in the year 9999, the JDBC store's clock arithmetic
+	 * at 292 years).
+	 */
+	public static final Duration MAX_TTL = Duration.ofDays(36_500);
+
 	public IdempotencySettings {
 		Assert.hasText(keyHeader, "'keyHeader' must not be empty");
-		Assert.isTrue(isPositive(responseTtl), "'responseTtl' must be positive");
+		Assert.isTrue(isValidTtl(responseTtl), "'responseTtl' must be positive and at most 36500d");
 		Assert.isTrue(isPositive(lockTtl), "'lockTtl' must be positive");
 		Assert.isTrue(maxResponseSize >= 0, "'maxResponseSize' must not be negative");
 		Assert.isTrue(maxRequestSize >= 0, "'maxRequestSize' must not be negative");
@@ -72,6 +79,15 @@ public record IdempotencySettings(String keyHeader, List<String> keyHeaderAliase
 	 */
 	public boolean isReplayable(String name) {
 		return !this.excludedHeaders.contains(name.toLowerCase(Locale.ROOT));
+	}
+
+	/**
+	 * Whether a duration can be a TTL: positive and at most {@link #MAX_TTL}.
+	 * @param ttl the duration
+	 * @return whether it is a valid TTL
+	 */
+	public static boolean isValidTtl(Duration ttl) {
+		return isPositive(ttl) && ttl.compareTo(MAX_TTL) <= 0;
 	}
 
 	private static boolean isPositive(Duration duration) {

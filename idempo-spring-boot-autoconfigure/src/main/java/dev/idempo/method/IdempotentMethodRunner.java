@@ -14,6 +14,7 @@ import tools.jackson.databind.JavaType;
 import dev.idempo.Idempotent;
 import dev.idempo.core.Digests;
 import dev.idempo.core.IdempotencyListener.Source;
+import dev.idempo.core.IdempotencySettings;
 
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.convert.DurationStyle;
@@ -145,8 +146,8 @@ public final class IdempotentMethodRunner {
 		try {
 			value = this.placeholderResolver.resolveStringValue(declared);
 			Duration ttl = DurationStyle.detectAndParse((value != null) ? value.trim() : "");
-			if (ttl.isNegative() || ttl.isZero()) {
-				throw new IllegalArgumentException("it must be positive");
+			if (!IdempotencySettings.isValidTtl(ttl)) {
+				throw new IllegalArgumentException("it must be positive and at most 36500d (100 years)");
 			}
 			return ttl;
 		}
@@ -155,7 +156,7 @@ public final class IdempotentMethodRunner {
 					"@Idempotent(ttl = \"" + declared + "\") on " + method + " is not a valid duration"
 							+ ((value != null && !value.equals(declared)) ? " (resolved to \"" + value + "\")" : "")
 							+ ": " + ex.getMessage(),
-					"Use a positive Spring duration such as \"24h\", \"PT30M\" or \"90s\".");
+					"Use a positive Spring duration of at most 36500d such as \"24h\", \"PT30M\" or \"90s\".");
 		}
 	}
 

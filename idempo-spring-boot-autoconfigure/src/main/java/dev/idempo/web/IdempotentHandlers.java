@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.Idempotent;
+import dev.idempo.core.IdempotencySettings;
 
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.MethodParameter;
@@ -142,18 +143,16 @@ public class IdempotentHandlers {
 		try {
 			value = this.placeholderResolver.resolveStringValue(idempotent.ttl());
 			Duration ttl = DurationStyle.detectAndParse((value != null) ? value.trim() : "");
-			if (ttl.isNegative() || ttl.isZero()) {
-				throw new IllegalArgumentException("it must be positive");
+			if (!IdempotencySettings.isValidTtl(ttl)) {
+				throw new IllegalArgumentException("it must be positive and at most 36500d (100 years)");
 			}
 			return ttl;
 		}
 		catch (RuntimeException ex) {
-			throw new IllegalStateException(
-					"@Idempotent(ttl = \"" + idempotent.ttl() + "\") on " + handlerMethod + " is not a valid duration"
-							+ ((value != null && !value.equals(idempotent.ttl())) ? " (resolved to \"" + value + "\")"
-									: "")
-							+ ": use a positive Spring duration such as \"24h\", \"PT30M\" or \"90s\"",
-					ex);
+			throw new IllegalStateException("@Idempotent(ttl = \"" + idempotent.ttl() + "\") on " + handlerMethod
+					+ " is not a valid duration"
+					+ ((value != null && !value.equals(idempotent.ttl())) ? " (resolved to \"" + value + "\")" : "")
+					+ ": use a positive Spring duration of at most 36500d such as \"24h\", \"PT30M\" or \"90s\"", ex);
 		}
 	}
 

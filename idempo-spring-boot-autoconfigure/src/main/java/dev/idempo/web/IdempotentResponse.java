@@ -6,6 +6,8 @@ import java.util.function.Consumer;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
+import dev.idempo.core.IdempotencySettings;
+
 import org.springframework.util.Assert;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
@@ -37,11 +39,11 @@ public final class IdempotentResponse {
 
 	/**
 	 * Keeps the current response for {@code ttl} instead of the handler's TTL.
-	 * @param ttl how long it is replayed, positive
+	 * @param ttl how long it is replayed, positive and at most 100 years
 	 * @return whether the current request is protected (and the TTL applied)
 	 */
 	public static boolean ttl(Duration ttl) {
-		Assert.isTrue(ttl != null && !ttl.isNegative() && !ttl.isZero(), "'ttl' must be positive");
+		Assert.isTrue(ttl != null && IdempotencySettings.isValidTtl(ttl), "'ttl' must be positive and at most 36500d");
 		return apply((execution) -> execution.overrideTtl(ttl), (execution) -> execution.overrideTtl(ttl));
 	}
 

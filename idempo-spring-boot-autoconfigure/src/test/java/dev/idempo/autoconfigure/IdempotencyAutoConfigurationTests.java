@@ -119,6 +119,8 @@ class IdempotencyAutoConfigurationTests {
 	void invalidPropertyValuesFailStartup() {
 		this.contextRunner.withPropertyValues("idempo.lock-ttl=0s")
 			.run((context) -> assertThat(context).getFailure().rootCause().hasMessageContaining("lockTtl"));
+		this.contextRunner.withPropertyValues("idempo.response-ttl=36501d")
+			.run((context) -> assertThat(context).getFailure().rootCause().hasMessageContaining("responseTtl"));
 		this.contextRunner.withPropertyValues("idempo.store.type=cassandra")
 			.run((context) -> assertThat(context).hasFailed());
 	}
@@ -181,6 +183,23 @@ class IdempotencyAutoConfigurationTests {
 				.hasStackTraceContaining("@Idempotent(ttl = \"soon\")")
 				.hasStackTraceContaining("BadTtlController")
 				.hasStackTraceContaining("a positive Spring duration"));
+	}
+
+	@Test
+	void annotationTtlBeyondHundredYearsFailsStartupNamingTheHandler() {
+		this.contextRunner
+			.withConfiguration(
+					AutoConfigurations.of(DispatcherServletAutoConfiguration.class, WebMvcAutoConfiguration.class))
+			.withUserConfiguration(LongTtlController.class)
+			.run((context) -> assertThat(context).getFailure()
+				.hasStackTraceContaining("(resolved to \"36501d\")")
+				.hasStackTraceContaining("at most 36500d"));
+		this.contextRunner
+			.withConfiguration(
+					AutoConfigurations.of(DispatcherServletAutoConfiguration.class, WebMvcAutoConfiguration.class))
+			.withUserConfiguration(LongTtlController.class)
+			.withPropertyValues("payments.ttl=36500d")
+			.run((context) -> assertThat(context).hasNotFailed());
 	}
 
 	@Test
@@ -284,6 +303,17 @@ class IdempotencyAutoConfigurationTests {
 
 		@PostMapping("/bad")
 		@Idempotent(ttl = "soon")
+		Map<String, String> bad() {
+			return Map.of();
+		}
+
+	}
+
+	@RestController
+	static class LongTtlController {
+
+		@PostMapping("/long")
+		@Idempotent(ttl = "${payments.ttl:36501d}")
 		Map<String, String> bad() {
 			return Map.of();
 		}

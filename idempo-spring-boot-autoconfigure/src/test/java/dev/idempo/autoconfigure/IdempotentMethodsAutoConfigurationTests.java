@@ -113,6 +113,11 @@ class IdempotentMethodsAutoConfigurationTests {
 	}
 
 	@Test
+	void aTtlBeyondHundredYearsFailsStartUpNamingTheMethod() {
+		assertFailure(LongTtlConfiguration.class, LongTtlService.class.getName() + ".run(String)", "at most 36500d");
+	}
+
+	@Test
 	void aClassLevelAnnotationOnANonControllerFailsStartUp() {
 		assertFailure(ClassLevelServiceConfiguration.class, ClassLevelService.class.getName(), "not a controller");
 	}
@@ -315,6 +320,24 @@ class IdempotentMethodsAutoConfigurationTests {
 
 		@Idempotent(key = "#id", ttl = "soon")
 		public void run(String id) {
+		}
+
+	}
+
+	public static class LongTtlService {
+
+		@Idempotent(key = "#id", ttl = "36501d")
+		public void run(String id) {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class LongTtlConfiguration {
+
+		@Bean
+		LongTtlService service() {
+			return new LongTtlService();
 		}
 
 	}
