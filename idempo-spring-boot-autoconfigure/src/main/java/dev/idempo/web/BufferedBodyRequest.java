@@ -106,6 +106,11 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 			return;
 		}
 		if (!this.budget.tryReserve(bytes - reserved)) {
+			// give back what this body holds now, not when the request ends after the
+			// rest
+			// of the body was drained: bodies refused together would otherwise keep every
+			// other one out until none of them fits
+			releaseBudget();
 			throw new BudgetExceededException(this.budget.maxBytes());
 		}
 		this.reserved.addAndGet(bytes - reserved);

@@ -61,6 +61,30 @@ class BufferedBodyRequestTests {
 			.isThrownBy(() -> readFirstThenBody(content, 1234, 4999));
 	}
 
+	@Test
+	void aBodyRefusedByTheBudgetGivesItsShareBackAtOnceSoThatAnotherFits() throws IOException {
+		BufferBudget budget = new BufferBudget(400_000);
+		byte[] large = bytes(200_000);
+		BufferedBodyRequest first = new BufferedBodyRequest(post(large, large.length), budget);
+		BufferedBodyRequest second = new BufferedBodyRequest(post(large, large.length), budget);
+		assertThat(first.body(1024 * 1024)).isEqualTo(large);
+		long firstHolds = budget.used();
+		assertThat(firstHolds).as("the buffer, grown by doubling").isEqualTo(262_144);
+		// the second reserves 64 KiB, then 128 KiB, and 256 KiB no longer fits
+		assertThatExceptionOfType(BufferedBodyRequest.BudgetExceededException.class)
+			.isThrownBy(() -> second.body(1024 * 1024));
+		assertThat(budget.used()).as("only the first body's share, before the second request ends")
+			.isEqualTo(firstHolds);
+		first.releaseBudget();
+		BufferedBodyRequest third = new BufferedBodyRequest(post(large, large.length), budget);
+		assertThat(third.body(1024 * 1024)).isEqualTo(large);
+		long thirdHolds = budget.used();
+		second.releaseBudget();
+		assertThat(budget.used()).as("the refused request gives nothing back twice").isEqualTo(thirdHolds);
+		third.releaseBudget();
+		assertThat(budget.used()).isZero();
+	}
+
 	private static byte[] readFirstThenBody(byte[] content, int first, long maxSize) throws IOException {
 		BufferedBodyRequest request = new BufferedBodyRequest(post(content, content.length));
 		request.getInputStream().readNBytes(first);
