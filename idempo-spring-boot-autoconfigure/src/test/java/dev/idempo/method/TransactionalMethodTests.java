@@ -20,6 +20,8 @@ import dev.idempo.testsupport.TestDatabases.TestDatabase;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
@@ -37,6 +39,9 @@ abstract class TransactionalMethodTests {
 
 	@Autowired
 	Ledger ledger;
+
+	@Autowired
+	PlatformTransactionManager transactionManager;
 
 	abstract TestDatabase database();
 
@@ -120,6 +125,18 @@ abstract class TransactionalMethodTests {
 		assertThat(this.ledger.boundAtCompletion()).isTrue();
 		this.ledger.insideSpringsTransaction(id);
 		assertThat(this.ledger.rows(id)).isOne();
+	}
+
+	@Test
+	void insideATransactionAlreadyActiveTheMethodIsRefusedBeforeItRuns() {
+		String id = newKey();
+		TransactionTemplate surrounding = new TransactionTemplate(this.transactionManager);
+		assertThatIllegalStateException()
+			.isThrownBy(() -> surrounding.executeWithoutResult((status) -> this.ledger.book(id, 3)))
+			.withMessageContaining("idempo must begin the transaction");
+		assertThat(this.ledger.rows(id)).isZero();
+		assertThat(records(id)).isZero();
+		assertThat(this.ledger.book(id, 3).amount()).as("the key was not taken").isEqualTo(3);
 	}
 
 	private int records(String id) {
