@@ -5,6 +5,7 @@ import java.security.MessageDigest;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -138,9 +139,7 @@ final class MySqlDialect extends JdbcDialect {
 		if (!claims.isEmpty()) {
 			StringBuilder lock = new StringBuilder(claims.size() * (this.claimLockSql.length() + 24));
 			Object[] lockParameters = new Object[claims.size() * 2];
-			StringBuilder read = new StringBuilder("SELECT fingerprint, response, storage_key FROM ").append(this.table)
-				.append(" WHERE storage_key IN (");
-			Object[] readParameters = new Object[claims.size()];
+			Object[] keys = new Object[claims.size()];
 			for (int i = 0; i < claims.size(); i++) {
 				lock.append((i > 0) ? " UNION ALL SELECT " : "SELECT ")
 					.append(i)
@@ -148,12 +147,10 @@ final class MySqlDialect extends JdbcDialect {
 					.append(this.claimLockSql);
 				lockParameters[2 * i] = claims.get(i).lock();
 				lockParameters[2 * i + 1] = claims.get(i).key();
-				read.append((i > 0) ? ", ?" : "?");
-				readParameters[i] = claims.get(i).key();
+				keys[i] = claims.get(i).key();
 			}
-			read.append(") AND expires_at > UTC_TIMESTAMP(6)");
 			script.add(CLAIM_LOCK, new Sql(lock.toString(), lockParameters));
-			script.add(CLAIM_READ, new Sql(read.toString(), readParameters));
+			script.add(CLAIM_READ, new Sql(unexpired("fingerprint, response, storage_key", keys.length), keys));
 		}
 		if (!unlocks.isEmpty()) {
 			script.add(UNLOCK, unlock(unlocks));
@@ -263,12 +260,13 @@ final class MySqlDialect extends JdbcDialect {
 
 	@Override
 	Sql records(List<String> keys) {
-		StringBuilder sql = new StringBuilder("SELECT storage_key, fingerprint, response FROM ").append(this.table)
-			.append(" WHERE storage_key IN (");
-		for (int i = 0; i < keys.size(); i++) {
-			sql.append((i > 0) ? ", ?" : "?");
-		}
-		return new Sql(sql.append(") AND expires_at > UTC_TIMESTAMP(6)").toString(), keys.toArray());
+		return new Sql(unexpired("storage_key, fingerprint, response", keys.size()), keys.toArray());
+	}
+
+	/** {@code columns} of the unexpired records of {@code count} keys. */
+	private String unexpired(String columns, int count) {
+		return "SELECT " + columns + " FROM " + this.table + " WHERE storage_key IN ("
+				+ String.join(", ", Collections.nCopies(count, "?")) + ") AND expires_at > UTC_TIMESTAMP(6)";
 	}
 
 	@Override
@@ -320,11 +318,7 @@ final class MySqlDialect extends JdbcDialect {
 
 	/** {@code SELECT expression, expression, ...} with {@code count} columns. */
 	private static String columns(String expression, int count) {
-		StringBuilder sql = new StringBuilder(8 + count * (expression.length() + 2)).append("SELECT ");
-		for (int i = 0; i < count; i++) {
-			sql.append((i > 0) ? ", " : "").append(expression);
-		}
-		return sql.toString();
+		return "SELECT " + String.join(", ", Collections.nCopies(count, expression));
 	}
 
 }
