@@ -417,15 +417,8 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 
 	// for tests
 
-	void openSession(Connection connection) throws SQLException {
-		this.dialect.openSession(connection, this.settings);
-	}
-
-	int deleteExpired(Connection connection, int limit) throws SQLException {
-		return this.cleanup.deleteExpired(connection, limit);
-	}
-
-	<T> @Nullable T onSession(int index, SessionAction<T> action) throws SQLException {
+	/** Holds the session (waiting up to the timeout) until the answer runs. */
+	Runnable occupySession(int index) {
 		LockSession session = this.pool.get(index);
 		try {
 			Assert.state(session.tryRun(this.settings.timeout().toNanos()), "Session busy");
@@ -434,29 +427,14 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			Thread.currentThread().interrupt();
 			throw new IllegalStateException(ex);
 		}
-		try {
-			this.pool.openIfNeeded(session);
-			return action.run(session.connection());
-		}
-		finally {
-			session.endRun();
-			this.scheduler.handOff(session);
-		}
-	}
-
-	Runnable occupySession(int index) {
-		LockSession session = this.pool.get(index);
-		Assert.state(session.tryRun(), "Session busy");
 		return () -> {
 			session.endRun();
 			this.scheduler.handOff(session);
 		};
 	}
 
-	interface SessionAction<T> {
-
-		@Nullable T run(Connection connection) throws SQLException;
-
+	LockSession session(int index) {
+		return this.pool.get(index);
 	}
 
 	private static void checkKey(String key) {
