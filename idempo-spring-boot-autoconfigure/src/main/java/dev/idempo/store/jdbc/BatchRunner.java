@@ -435,15 +435,11 @@ final class BatchRunner {
 		if (!session.isOpen()) {
 			// the locks still to be freed died with the session
 			recovery.forget.forEach(this.guard::forget);
-			failAll(session, recovery.failed, failure);
-			died(session, again, failure, false, "failed while recovering from a failed batch");
-			return;
 		}
-		if (!settled) {
+		else if (!settled) {
 			// locks that could not be freed stay queued: run nothing more now
 			recovery.failed.addAll(again.all());
-			failAll(session, recovery.failed, failure);
-			return;
+			again = new Batch(again.shared);
 		}
 		failAll(session, recovery.failed, failure);
 		for (Operation operation : again.all()) {
@@ -578,7 +574,6 @@ final class BatchRunner {
 			}
 		}
 		if (session.unlocks().failed(batch.unlocks)) {
-			lost(session, "could not run queued unlocks", failure);
 			died(session, batch, failure, false, "could not run queued unlocks");
 			return;
 		}
