@@ -18,6 +18,7 @@ import dev.idempo.store.jdbc.SqlPipeline.Answers;
 import dev.idempo.store.jdbc.SqlPipeline.Result;
 import dev.idempo.store.jdbc.SqlPipeline.Script;
 import dev.idempo.store.jdbc.SqlPipeline.Sql;
+import dev.idempo.store.jdbc.TransactionalRecords.Claim;
 
 /**
  * Builds one database's statements and reads their answers; it never decides what runs
@@ -122,8 +123,8 @@ abstract class JdbcDialect {
 
 	abstract @Nullable String transactionLockName(Connection connection, String key) throws SQLException;
 
-	abstract TransactionClaim claimInTransaction(Connection connection, String key, @Nullable String lockName,
-			int timeoutSeconds) throws SQLException;
+	abstract Claim claimInTransaction(Connection connection, String key, @Nullable String lockName, int timeoutSeconds)
+			throws SQLException;
 
 	abstract Sql insertInTransaction(String key, StoredRecord record, long ttlMicros);
 
@@ -184,11 +185,6 @@ abstract class JdbcDialect {
 
 	/** A lock session's server id, database (in MySQL lock names), multi-statements. */
 	record SessionInfo(long connectionId, String database, boolean multiStatements) {
-
-	}
-
-	/** What a transactional mode claim found. */
-	record TransactionClaim(boolean locked, @Nullable StoredRecord record, boolean snapshotFollowsLock) {
 
 	}
 

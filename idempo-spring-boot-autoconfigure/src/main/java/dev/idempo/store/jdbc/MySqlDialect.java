@@ -286,7 +286,7 @@ final class MySqlDialect extends JdbcDialect {
 	}
 
 	@Override
-	TransactionClaim claimInTransaction(Connection connection, String key, @Nullable String lockName,
+	TransactionalRecords.Claim claimInTransaction(Connection connection, String key, @Nullable String lockName,
 			int timeoutSeconds) throws SQLException {
 		Assert.notNull(lockName, "'lockName' is required");
 		@Nullable Object[] locked = SqlPipeline
@@ -297,12 +297,12 @@ final class MySqlDialect extends JdbcDialect {
 			throw new SQLException("GET_LOCK failed");
 		}
 		if (!isTrue(locked[0])) {
-			return new TransactionClaim(false, null, true);
+			return new TransactionalRecords.Claim(false, null, true);
 		}
 		// InnoDB takes the read view at this first read, whatever the isolation
 		Result read = SqlPipeline.run(connection, false, timeoutSeconds, List.of(new Sql(this.transactionReadSql, key)))
 			.get(0);
-		return new TransactionClaim(true, firstRecord(read), true);
+		return new TransactionalRecords.Claim(true, firstRecord(read), true);
 	}
 
 	@Override

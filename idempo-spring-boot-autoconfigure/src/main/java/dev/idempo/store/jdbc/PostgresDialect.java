@@ -306,7 +306,7 @@ final class PostgresDialect extends JdbcDialect {
 	}
 
 	@Override
-	TransactionClaim claimInTransaction(Connection connection, String key, @Nullable String lockName,
+	TransactionalRecords.Claim claimInTransaction(Connection connection, String key, @Nullable String lockName,
 			int timeoutSeconds) throws SQLException {
 		// one round trip: the isolation (not asked by the transaction manager, which
 		// would cost a round trip), the lock, then the read, whose snapshot follows the
@@ -319,9 +319,9 @@ final class PostgresDialect extends JdbcDialect {
 		boolean readCommitted = isolation != null && "read committed".equals(isolation[0]);
 		@Nullable Object[] locked = answers.one(CLAIM_LOCK).firstRow();
 		if (locked == null || !isTrue(locked[0])) {
-			return new TransactionClaim(false, null, readCommitted);
+			return new TransactionalRecords.Claim(false, null, readCommitted);
 		}
-		return new TransactionClaim(true, firstRecord(answers.one(CLAIM_READ)), readCommitted);
+		return new TransactionalRecords.Claim(true, firstRecord(answers.one(CLAIM_READ)), readCommitted);
 	}
 
 	@Override
