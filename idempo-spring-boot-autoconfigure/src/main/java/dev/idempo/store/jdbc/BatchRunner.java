@@ -105,21 +105,13 @@ final class BatchRunner {
 	/** Ends queued operations and discards each session let go within the timeout. */
 	void close() {
 		this.pool.close();
-		Operation operation;
-		while ((operation = this.pool.claims().poll()) != null) {
-			if (operation.start()) {
-				operation.fail(new LockingStoreException("The idempotency store is closed"));
-			}
-		}
+		Batch queued = new Batch(true);
+		takeAll(this.pool.claims(), queued.claims, Integer.MAX_VALUE);
 		for (LockSession session : this.pool.sessions()) {
-			for (Queue<Operation> queue : List.of(session.completes(), session.releases())) {
-				while ((operation = queue.poll()) != null) {
-					if (operation.start()) {
-						finished(operation, false);
-					}
-				}
-			}
+			takeAll(session.completes(), queued.completes, Integer.MAX_VALUE);
+			takeAll(session.releases(), queued.releases, Integer.MAX_VALUE);
 		}
+		closed(queued);
 		for (LockSession session : this.pool.sessions()) {
 			try {
 				if (session.tryRun(this.timeoutNanos)) {
@@ -232,9 +224,8 @@ final class BatchRunner {
 	}
 
 	private void closed(Batch batch) {
-		LockingStoreException closed = new LockingStoreException("The idempotency store is closed");
 		for (Operation claim : batch.claims) {
-			claim.fail(closed);
+			claim.fail(new LockingStoreException("The idempotency store is closed"));
 		}
 		for (Operation operation : batch.finishing()) {
 			finished(operation, false);
