@@ -455,18 +455,17 @@ final class BatchRunner {
 			if (operation.isDone()) {
 				continue;
 			}
-			switch (operation.kind) {
-				case CLAIM -> operation.fail(new LockingStoreException("Could not claim an idempotency key", failure));
-				case COMPLETE -> {
-					holdUntilUnlocked(session, operation.holder);
-					operation.fail(storeFailure(failure));
-				}
-				case RELEASE -> {
-					holdUntilUnlocked(session, operation.holder);
-					operation.fail(new LockingStoreException("Could not release an idempotency lock; the unlock is "
-							+ "retried before the next statement of its lock session", failure));
-				}
+			if (operation.kind != Operation.Kind.CLAIM) {
+				holdUntilUnlocked(session, operation.holder);
 			}
+			operation.fail(switch (operation.kind) {
+				case CLAIM -> new LockingStoreException("Could not claim an idempotency key", failure);
+				// a driver failing in an unexpected way surfaces as it is
+				case COMPLETE -> (failure instanceof RuntimeException runtime) ? runtime
+						: new LockingStoreException("Could not store an idempotent response", failure);
+				case RELEASE -> new LockingStoreException("Could not release an idempotency lock; the unlock is "
+						+ "retried before the next statement of its lock session", failure);
+			});
 		}
 	}
 
@@ -546,12 +545,6 @@ final class BatchRunner {
 			}
 			return false;
 		}
-	}
-
-	private static Throwable storeFailure(Exception failure) {
-		// a driver failing in an unexpected way surfaces as it is
-		return (failure instanceof RuntimeException runtime) ? runtime
-				: new LockingStoreException("Could not store an idempotent response", failure);
 	}
 
 	/** No facts on a live session: every lock the batch may hold stays until unlocked. */
@@ -674,8 +667,7 @@ final class BatchRunner {
 		}
 
 		boolean isEmpty() {
-			return this.completes.isEmpty() && this.releases.isEmpty() && this.unlocks.isEmpty()
-					&& this.claims.isEmpty();
+			return size() == 0;
 		}
 
 		int size() {
