@@ -20,6 +20,7 @@ import dev.idempo.store.jdbc.JdbcDialect.Lock;
 import dev.idempo.store.jdbc.JdbcDialect.SessionInfo;
 import dev.idempo.store.jdbc.JdbcDialect.Store;
 import dev.idempo.store.jdbc.KeyGuard.Holder;
+import dev.idempo.store.jdbc.KeyGuard.State;
 import dev.idempo.store.jdbc.SqlPipeline.Answers;
 import dev.idempo.store.jdbc.SqlPipeline.Script;
 import dev.idempo.store.jdbc.SqlPipeline.Sql;
@@ -471,7 +472,7 @@ final class BatchRunner {
 
 	/** Keeps the holder's key taken until its queued unlock has run. */
 	private void holdUntilUnlocked(LockSession session, Holder holder) {
-		if (holder.isGone() || holder.isUnlocking()) {
+		if (holder.state() == State.GONE || holder.state() == State.UNLOCKING) {
 			return;
 		}
 		if (!session.isOpen() || holder.generation() != session.generation()) {
@@ -577,7 +578,7 @@ final class BatchRunner {
 			if (claim.isDone()) {
 				continue;
 			}
-			if (!opened && claim.retries() == 0 && claim.isAwaited() && claim.holder.isClaiming()) {
+			if (!opened && claim.retries() == 0 && claim.isAwaited() && claim.holder.state() == State.CLAIMING) {
 				// once more on a new connection (not if no longer CLAIMING: a lock taken
 				// for it now could never be given back)
 				claim.requeue();
@@ -619,7 +620,7 @@ final class BatchRunner {
 	private void putBack(LockSession session, List<Holder> unlocks) {
 		List<Holder> left = new ArrayList<>();
 		for (Holder holder : unlocks) {
-			if (holder.isGone() || session.unlocks().contains(holder)) {
+			if (holder.state() == State.GONE || session.unlocks().contains(holder)) {
 				continue;
 			}
 			if (session.isOpen() && holder.generation() == session.generation()) {

@@ -26,6 +26,7 @@ import dev.idempo.store.OwnerTokens;
 import dev.idempo.store.RecordState;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.store.jdbc.KeyGuard.Holder;
+import dev.idempo.store.jdbc.KeyGuard.State;
 
 import org.springframework.util.Assert;
 
@@ -239,11 +240,11 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		}
 		finally {
 			if (!(result instanceof ClaimResult.Acquired)) {
-				if (mine.isHeld()) {
+				if (mine.state() == State.HELD) {
 					// taken, but its caller gets a failure (an Error): give the lock back
 					unlockLater(mine);
 				}
-				else if (!mine.isUnlocking()) {
+				else if (mine.state() != State.UNLOCKING) {
 					this.guard.forget(mine);
 				}
 			}
@@ -307,7 +308,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	@Override
 	public boolean renew(Lease lease, Duration lockTtl) {
 		Holder holder = this.guard.get(lease.key());
-		return holder != null && holder.token.equals(lease.token()) && holder.isHeld() && isLive(holder);
+		return holder != null && holder.token.equals(lease.token()) && holder.state() == State.HELD && isLive(holder);
 	}
 
 	/**
