@@ -47,8 +47,6 @@ final class MySqlDialect extends JdbcDialect {
 
 	private final String storeSql;
 
-	private final String deleteExpiredSql;
-
 	private final String transactionReadSql;
 
 	private final String transactionInsertSql;
@@ -63,8 +61,6 @@ final class MySqlDialect extends JdbcDialect {
 		this.storeSql = "REPLACE INTO " + table + " (storage_key, fingerprint, response, created_at, expires_at)"
 				+ " SELECT ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND FROM DUAL"
 				+ " WHERE IS_USED_LOCK(?) = CONNECTION_ID()";
-		this.deleteExpiredSql = "DELETE FROM " + table
-				+ " WHERE expires_at < UTC_TIMESTAMP(6) ORDER BY expires_at LIMIT ?";
 		this.transactionReadSql = "SELECT fingerprint, response FROM " + table
 				+ " WHERE storage_key = ? AND expires_at > UTC_TIMESTAMP(6)";
 		this.transactionInsertSql = "REPLACE INTO " + table
@@ -276,7 +272,8 @@ final class MySqlDialect extends JdbcDialect {
 
 	@Override
 	Sql deleteExpired(int limit) {
-		return new Sql(this.deleteExpiredSql, limit);
+		return new Sql("DELETE FROM " + this.table + " WHERE expires_at < UTC_TIMESTAMP(6) ORDER BY expires_at LIMIT ?",
+				limit);
 	}
 
 	/** The lock sessions' name: the drivers know the database without a round trip. */
