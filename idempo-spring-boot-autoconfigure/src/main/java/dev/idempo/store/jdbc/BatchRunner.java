@@ -508,7 +508,7 @@ final class BatchRunner {
 		Answers answers = script.run(session.connection(), together(session), 0);
 		Map<Object, Held> held = this.dialect.readHeldLocks(answers.one(HELD), locks);
 		Map<String, StoredRecord> records = keys.isEmpty() ? Collections.emptyMap()
-				: this.dialect.readRecords(answers.one(RECORDS));
+				: JdbcDialect.readRecords(answers.one(RECORDS), 0);
 		return new Facts(held, records);
 	}
 

@@ -28,7 +28,7 @@ import dev.idempo.store.jdbc.TransactionalRecords.Claim;
  */
 abstract class JdbcDialect {
 
-	private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
+	static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
 		try {
 			return MessageDigest.getInstance("SHA-256");
 		}
@@ -91,10 +91,6 @@ abstract class JdbcDialect {
 
 	abstract Sql records(List<String> keys);
 
-	Map<String, StoredRecord> readRecords(Result result) throws SQLException {
-		return readRecords(result, 0);
-	}
-
 	/** Records by key, from rows of key (at {@code keyColumn}), fingerprint, response. */
 	static Map<String, StoredRecord> readRecords(Result result, int keyColumn) throws SQLException {
 		int fingerprint = (keyColumn == 0) ? 1 : 0;
@@ -129,10 +125,6 @@ abstract class JdbcDialect {
 	abstract Sql insertInTransaction(String key, StoredRecord record, long ttlMicros);
 
 	abstract @Nullable Sql unlockAfterTransaction(String lockName);
-
-	static MessageDigest sha256() {
-		return SHA256.get();
-	}
 
 	static @Nullable StoredRecord firstRecord(Result result) throws SQLException {
 		@Nullable Object[] row = result.firstRow();

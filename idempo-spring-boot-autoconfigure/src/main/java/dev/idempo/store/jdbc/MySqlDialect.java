@@ -74,7 +74,7 @@ final class MySqlDialect extends JdbcDialect {
 	}
 
 	String lockName(String database, String key) {
-		MessageDigest digest = sha256();
+		MessageDigest digest = SHA256.get();
 		digest.update(database.getBytes(StandardCharsets.UTF_8));
 		digest.update((byte) 0);
 		digest.update(key.getBytes(StandardCharsets.UTF_8));

@@ -96,7 +96,7 @@ final class PostgresDialect extends JdbcDialect {
 
 	/** The second key of the advisory lock of {@code key}; the first is the namespace. */
 	static int lockId(String key) {
-		return ByteBuffer.wrap(sha256().digest(key.getBytes(StandardCharsets.UTF_8))).getInt();
+		return ByteBuffer.wrap(SHA256.get().digest(key.getBytes(StandardCharsets.UTF_8))).getInt();
 	}
 
 	@Override
