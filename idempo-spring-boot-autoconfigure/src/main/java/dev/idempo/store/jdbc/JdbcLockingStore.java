@@ -210,7 +210,8 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	 */
 	@Override
 	public ClaimResult claim(String key, Duration lockTtl) {
-		checkKey(key);
+		Assert.isTrue(key != null && !key.isEmpty() && key.length() <= MAX_KEY_LENGTH,
+				() -> "Storage key must be 1 to " + MAX_KEY_LENGTH + " characters");
 		if (this.closed) {
 			throw new LockingStoreException("The idempotency store is closed");
 		}
@@ -230,12 +231,8 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 				throw rethrow(failure);
 			}
 			StoredRecord found = claim.found();
-			if (claim.succeeded()) {
-				result = new ClaimResult.Acquired(new Lease(key, mine.token));
-			}
-			else {
-				result = (found != null) ? new ClaimResult.Completed(found) : ClaimResult.InProgress.instance();
-			}
+			result = claim.succeeded() ? new ClaimResult.Acquired(new Lease(key, mine.token))
+					: (found != null) ? new ClaimResult.Completed(found) : ClaimResult.InProgress.instance();
 			return result;
 		}
 		finally {
@@ -436,11 +433,6 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 
 	LockSession session(int index) {
 		return this.pool.get(index);
-	}
-
-	private static void checkKey(String key) {
-		Assert.isTrue(key != null && !key.isEmpty() && key.length() <= MAX_KEY_LENGTH,
-				() -> "Storage key must be 1 to " + MAX_KEY_LENGTH + " characters");
 	}
 
 }
