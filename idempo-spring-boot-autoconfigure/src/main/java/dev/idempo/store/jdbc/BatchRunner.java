@@ -20,6 +20,7 @@ import dev.idempo.store.jdbc.JdbcDialect.Lock;
 import dev.idempo.store.jdbc.JdbcDialect.SessionInfo;
 import dev.idempo.store.jdbc.JdbcDialect.Store;
 import dev.idempo.store.jdbc.KeyGuard.Holder;
+import dev.idempo.store.jdbc.KeyGuard.State;
 import dev.idempo.store.jdbc.SqlPipeline.Answers;
 import dev.idempo.store.jdbc.SqlPipeline.Script;
 import dev.idempo.store.jdbc.SqlPipeline.Sql;
@@ -105,21 +106,13 @@ final class BatchRunner {
 	/** Ends queued operations and discards each session let go within the timeout. */
 	void close() {
 		this.pool.close();
-		Operation operation;
-		while ((operation = this.pool.claims().poll()) != null) {
-			if (operation.start()) {
-				operation.fail(new LockingStoreException("The idempotency store is closed"));
-			}
-		}
+		Batch queued = new Batch(true);
+		takeAll(this.pool.claims(), queued.claims, Integer.MAX_VALUE);
 		for (LockSession session : this.pool.sessions()) {
-			for (Queue<Operation> queue : List.of(session.completes(), session.releases())) {
-				while ((operation = queue.poll()) != null) {
-					if (operation.start()) {
-						finished(operation, false);
-					}
-				}
-			}
+			takeAll(session.completes(), queued.completes, Integer.MAX_VALUE);
+			takeAll(session.releases(), queued.releases, Integer.MAX_VALUE);
 		}
+		closed(queued);
 		for (LockSession session : this.pool.sessions()) {
 			try {
 				if (session.tryRun(this.timeoutNanos)) {
@@ -232,9 +225,8 @@ final class BatchRunner {
 	}
 
 	private void closed(Batch batch) {
-		LockingStoreException closed = new LockingStoreException("The idempotency store is closed");
 		for (Operation claim : batch.claims) {
-			claim.fail(closed);
+			claim.fail(new LockingStoreException("The idempotency store is closed"));
 		}
 		for (Operation operation : batch.finishing()) {
 			finished(operation, false);
@@ -435,15 +427,11 @@ final class BatchRunner {
 		if (!session.isOpen()) {
 			// the locks still to be freed died with the session
 			recovery.forget.forEach(this.guard::forget);
-			failAll(session, recovery.failed, failure);
-			died(session, again, failure, false, "failed while recovering from a failed batch");
-			return;
 		}
-		if (!settled) {
+		else if (!settled) {
 			// locks that could not be freed stay queued: run nothing more now
 			recovery.failed.addAll(again.all());
-			failAll(session, recovery.failed, failure);
-			return;
+			again = new Batch(again.shared);
 		}
 		failAll(session, recovery.failed, failure);
 		for (Operation operation : again.all()) {
@@ -468,24 +456,23 @@ final class BatchRunner {
 			if (operation.isDone()) {
 				continue;
 			}
-			switch (operation.kind) {
-				case CLAIM -> operation.fail(new LockingStoreException("Could not claim an idempotency key", failure));
-				case COMPLETE -> {
-					holdUntilUnlocked(session, operation.holder);
-					operation.fail(storeFailure(failure));
-				}
-				case RELEASE -> {
-					holdUntilUnlocked(session, operation.holder);
-					operation.fail(new LockingStoreException("Could not release an idempotency lock; the unlock is "
-							+ "retried before the next statement of its lock session", failure));
-				}
+			if (operation.kind != Operation.Kind.CLAIM) {
+				holdUntilUnlocked(session, operation.holder);
 			}
+			operation.fail(switch (operation.kind) {
+				case CLAIM -> new LockingStoreException("Could not claim an idempotency key", failure);
+				// a driver failing in an unexpected way surfaces as it is
+				case COMPLETE -> (failure instanceof RuntimeException runtime) ? runtime
+						: new LockingStoreException("Could not store an idempotent response", failure);
+				case RELEASE -> new LockingStoreException("Could not release an idempotency lock; the unlock is "
+						+ "retried before the next statement of its lock session", failure);
+			});
 		}
 	}
 
 	/** Keeps the holder's key taken until its queued unlock has run. */
 	private void holdUntilUnlocked(LockSession session, Holder holder) {
-		if (holder.isGone() || holder.isUnlocking()) {
+		if (holder.state() == State.GONE || holder.state() == State.UNLOCKING) {
 			return;
 		}
 		if (!session.isOpen() || holder.generation() != session.generation()) {
@@ -521,7 +508,7 @@ final class BatchRunner {
 		Answers answers = script.run(session.connection(), together(session), 0);
 		Map<Object, Held> held = this.dialect.readHeldLocks(answers.one(HELD), locks);
 		Map<String, StoredRecord> records = keys.isEmpty() ? Collections.emptyMap()
-				: this.dialect.readRecords(answers.one(RECORDS));
+				: JdbcDialect.readRecords(answers.one(RECORDS), 0);
 		return new Facts(held, records);
 	}
 
@@ -561,12 +548,6 @@ final class BatchRunner {
 		}
 	}
 
-	private static Throwable storeFailure(Exception failure) {
-		// a driver failing in an unexpected way surfaces as it is
-		return (failure instanceof RuntimeException runtime) ? runtime
-				: new LockingStoreException("Could not store an idempotent response", failure);
-	}
-
 	/** No facts on a live session: every lock the batch may hold stays until unlocked. */
 	private void unknown(LockSession session, Batch batch, Exception failure) {
 		List<Operation> all = batch.all();
@@ -578,7 +559,6 @@ final class BatchRunner {
 			}
 		}
 		if (session.unlocks().failed(batch.unlocks)) {
-			lost(session, "could not run queued unlocks", failure);
 			died(session, batch, failure, false, "could not run queued unlocks");
 			return;
 		}
@@ -598,7 +578,7 @@ final class BatchRunner {
 			if (claim.isDone()) {
 				continue;
 			}
-			if (!opened && claim.retries() == 0 && claim.isAwaited() && claim.holder.isClaiming()) {
+			if (!opened && claim.retries() == 0 && claim.isAwaited() && claim.holder.state() == State.CLAIMING) {
 				// once more on a new connection (not if no longer CLAIMING: a lock taken
 				// for it now could never be given back)
 				claim.requeue();
@@ -640,7 +620,7 @@ final class BatchRunner {
 	private void putBack(LockSession session, List<Holder> unlocks) {
 		List<Holder> left = new ArrayList<>();
 		for (Holder holder : unlocks) {
-			if (holder.isGone() || session.unlocks().contains(holder)) {
+			if (holder.state() == State.GONE || session.unlocks().contains(holder)) {
 				continue;
 			}
 			if (session.isOpen() && holder.generation() == session.generation()) {
@@ -688,8 +668,7 @@ final class BatchRunner {
 		}
 
 		boolean isEmpty() {
-			return this.completes.isEmpty() && this.releases.isEmpty() && this.unlocks.isEmpty()
-					&& this.claims.isEmpty();
+			return size() == 0;
 		}
 
 		int size() {

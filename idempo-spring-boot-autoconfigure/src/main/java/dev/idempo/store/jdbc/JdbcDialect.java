@@ -18,6 +18,7 @@ import dev.idempo.store.jdbc.SqlPipeline.Answers;
 import dev.idempo.store.jdbc.SqlPipeline.Result;
 import dev.idempo.store.jdbc.SqlPipeline.Script;
 import dev.idempo.store.jdbc.SqlPipeline.Sql;
+import dev.idempo.store.jdbc.TransactionalRecords.Claim;
 
 /**
  * Builds one database's statements and reads their answers; it never decides what runs
@@ -27,7 +28,7 @@ import dev.idempo.store.jdbc.SqlPipeline.Sql;
  */
 abstract class JdbcDialect {
 
-	private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
+	static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
 		try {
 			return MessageDigest.getInstance("SHA-256");
 		}
@@ -90,10 +91,6 @@ abstract class JdbcDialect {
 
 	abstract Sql records(List<String> keys);
 
-	Map<String, StoredRecord> readRecords(Result result) throws SQLException {
-		return readRecords(result, 0);
-	}
-
 	/** Records by key, from rows of key (at {@code keyColumn}), fingerprint, response. */
 	static Map<String, StoredRecord> readRecords(Result result, int keyColumn) throws SQLException {
 		int fingerprint = (keyColumn == 0) ? 1 : 0;
@@ -122,16 +119,12 @@ abstract class JdbcDialect {
 
 	abstract @Nullable String transactionLockName(Connection connection, String key) throws SQLException;
 
-	abstract TransactionClaim claimInTransaction(Connection connection, String key, @Nullable String lockName,
-			int timeoutSeconds) throws SQLException;
+	abstract Claim claimInTransaction(Connection connection, String key, @Nullable String lockName, int timeoutSeconds)
+			throws SQLException;
 
 	abstract Sql insertInTransaction(String key, StoredRecord record, long ttlMicros);
 
 	abstract @Nullable Sql unlockAfterTransaction(String lockName);
-
-	static MessageDigest sha256() {
-		return SHA256.get();
-	}
 
 	static @Nullable StoredRecord firstRecord(Result result) throws SQLException {
 		@Nullable Object[] row = result.firstRow();
@@ -184,11 +177,6 @@ abstract class JdbcDialect {
 
 	/** A lock session's server id, database (in MySQL lock names), multi-statements. */
 	record SessionInfo(long connectionId, String database, boolean multiStatements) {
-
-	}
-
-	/** What a transactional mode claim found. */
-	record TransactionClaim(boolean locked, @Nullable StoredRecord record, boolean snapshotFollowsLock) {
 
 	}
 

@@ -26,6 +26,7 @@ import dev.idempo.store.OwnerTokens;
 import dev.idempo.store.RecordState;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.store.jdbc.KeyGuard.Holder;
+import dev.idempo.store.jdbc.KeyGuard.State;
 
 import org.springframework.util.Assert;
 
@@ -209,7 +210,8 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	 */
 	@Override
 	public ClaimResult claim(String key, Duration lockTtl) {
-		checkKey(key);
+		Assert.isTrue(key != null && !key.isEmpty() && key.length() <= MAX_KEY_LENGTH,
+				() -> "Storage key must be 1 to " + MAX_KEY_LENGTH + " characters");
 		if (this.closed) {
 			throw new LockingStoreException("The idempotency store is closed");
 		}
@@ -229,21 +231,17 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 				throw rethrow(failure);
 			}
 			StoredRecord found = claim.found();
-			if (claim.succeeded()) {
-				result = new ClaimResult.Acquired(new Lease(key, mine.token));
-			}
-			else {
-				result = (found != null) ? new ClaimResult.Completed(found) : ClaimResult.InProgress.instance();
-			}
+			result = claim.succeeded() ? new ClaimResult.Acquired(new Lease(key, mine.token))
+					: (found != null) ? new ClaimResult.Completed(found) : ClaimResult.InProgress.instance();
 			return result;
 		}
 		finally {
 			if (!(result instanceof ClaimResult.Acquired)) {
-				if (mine.isHeld()) {
+				if (mine.state() == State.HELD) {
 					// taken, but its caller gets a failure (an Error): give the lock back
 					unlockLater(mine);
 				}
-				else if (!mine.isUnlocking()) {
+				else if (mine.state() != State.UNLOCKING) {
 					this.guard.forget(mine);
 				}
 			}
@@ -307,7 +305,7 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 	@Override
 	public boolean renew(Lease lease, Duration lockTtl) {
 		Holder holder = this.guard.get(lease.key());
-		return holder != null && holder.token.equals(lease.token()) && holder.isHeld() && isLive(holder);
+		return holder != null && holder.token.equals(lease.token()) && holder.state() == State.HELD && isLive(holder);
 	}
 
 	/**
@@ -417,15 +415,8 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 
 	// for tests
 
-	void openSession(Connection connection) throws SQLException {
-		this.dialect.openSession(connection, this.settings);
-	}
-
-	int deleteExpired(Connection connection, int limit) throws SQLException {
-		return this.cleanup.deleteExpired(connection, limit);
-	}
-
-	<T> @Nullable T onSession(int index, SessionAction<T> action) throws SQLException {
+	/** Holds the session (waiting up to the timeout) until the answer runs. */
+	Runnable occupySession(int index) {
 		LockSession session = this.pool.get(index);
 		try {
 			Assert.state(session.tryRun(this.settings.timeout().toNanos()), "Session busy");
@@ -434,34 +425,14 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			Thread.currentThread().interrupt();
 			throw new IllegalStateException(ex);
 		}
-		try {
-			this.pool.openIfNeeded(session);
-			return action.run(session.connection());
-		}
-		finally {
-			session.endRun();
-			this.scheduler.handOff(session);
-		}
-	}
-
-	Runnable occupySession(int index) {
-		LockSession session = this.pool.get(index);
-		Assert.state(session.tryRun(), "Session busy");
 		return () -> {
 			session.endRun();
 			this.scheduler.handOff(session);
 		};
 	}
 
-	interface SessionAction<T> {
-
-		@Nullable T run(Connection connection) throws SQLException;
-
-	}
-
-	private static void checkKey(String key) {
-		Assert.isTrue(key != null && !key.isEmpty() && key.length() <= MAX_KEY_LENGTH,
-				() -> "Storage key must be 1 to " + MAX_KEY_LENGTH + " characters");
+	LockSession session(int index) {
+		return this.pool.get(index);
 	}
 
 }

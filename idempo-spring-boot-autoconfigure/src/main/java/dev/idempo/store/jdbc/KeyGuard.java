@@ -173,22 +173,6 @@ final class KeyGuard {
 			return phase.session == session && phase.generation == generation;
 		}
 
-		boolean isGone() {
-			return state() == State.GONE;
-		}
-
-		boolean isClaiming() {
-			return state() == State.CLAIMING;
-		}
-
-		boolean isHeld() {
-			return state() == State.HELD;
-		}
-
-		boolean isUnlocking() {
-			return state() == State.UNLOCKING;
-		}
-
 		private void signal() {
 			this.mutex.lock();
 			try {

@@ -3,12 +3,12 @@ package dev.idempo.store.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
 
 import javax.sql.DataSource;
 
@@ -52,11 +52,7 @@ final class LockSessionPool {
 		this.dialect = dialect;
 		this.settings = settings;
 		this.networkTimeoutExecutor = networkTimeoutExecutor;
-		List<LockSession> sessions = new ArrayList<>(settings.lockSessions());
-		for (int i = 0; i < settings.lockSessions(); i++) {
-			sessions.add(new LockSession(i));
-		}
-		this.sessions = List.copyOf(sessions);
+		this.sessions = IntStream.range(0, settings.lockSessions()).mapToObj(LockSession::new).toList();
 	}
 
 	List<LockSession> sessions() {

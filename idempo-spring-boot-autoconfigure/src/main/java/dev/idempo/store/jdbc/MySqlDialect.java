@@ -5,6 +5,7 @@ import java.security.MessageDigest;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -46,8 +47,6 @@ final class MySqlDialect extends JdbcDialect {
 
 	private final String storeSql;
 
-	private final String deleteExpiredSql;
-
 	private final String transactionReadSql;
 
 	private final String transactionInsertSql;
@@ -62,8 +61,6 @@ final class MySqlDialect extends JdbcDialect {
 		this.storeSql = "REPLACE INTO " + table + " (storage_key, fingerprint, response, created_at, expires_at)"
 				+ " SELECT ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND FROM DUAL"
 				+ " WHERE IS_USED_LOCK(?) = CONNECTION_ID()";
-		this.deleteExpiredSql = "DELETE FROM " + table
-				+ " WHERE expires_at < UTC_TIMESTAMP(6) ORDER BY expires_at LIMIT ?";
 		this.transactionReadSql = "SELECT fingerprint, response FROM " + table
 				+ " WHERE storage_key = ? AND expires_at > UTC_TIMESTAMP(6)";
 		this.transactionInsertSql = "REPLACE INTO " + table
@@ -77,7 +74,7 @@ final class MySqlDialect extends JdbcDialect {
 	}
 
 	String lockName(String database, String key) {
-		MessageDigest digest = sha256();
+		MessageDigest digest = SHA256.get();
 		digest.update(database.getBytes(StandardCharsets.UTF_8));
 		digest.update((byte) 0);
 		digest.update(key.getBytes(StandardCharsets.UTF_8));
@@ -138,9 +135,7 @@ final class MySqlDialect extends JdbcDialect {
 		if (!claims.isEmpty()) {
 			StringBuilder lock = new StringBuilder(claims.size() * (this.claimLockSql.length() + 24));
 			Object[] lockParameters = new Object[claims.size() * 2];
-			StringBuilder read = new StringBuilder("SELECT fingerprint, response, storage_key FROM ").append(this.table)
-				.append(" WHERE storage_key IN (");
-			Object[] readParameters = new Object[claims.size()];
+			Object[] keys = new Object[claims.size()];
 			for (int i = 0; i < claims.size(); i++) {
 				lock.append((i > 0) ? " UNION ALL SELECT " : "SELECT ")
 					.append(i)
@@ -148,12 +143,10 @@ final class MySqlDialect extends JdbcDialect {
 					.append(this.claimLockSql);
 				lockParameters[2 * i] = claims.get(i).lock();
 				lockParameters[2 * i + 1] = claims.get(i).key();
-				read.append((i > 0) ? ", ?" : "?");
-				readParameters[i] = claims.get(i).key();
+				keys[i] = claims.get(i).key();
 			}
-			read.append(") AND expires_at > UTC_TIMESTAMP(6)");
 			script.add(CLAIM_LOCK, new Sql(lock.toString(), lockParameters));
-			script.add(CLAIM_READ, new Sql(read.toString(), readParameters));
+			script.add(CLAIM_READ, new Sql(unexpired("fingerprint, response, storage_key", keys.length), keys));
 		}
 		if (!unlocks.isEmpty()) {
 			script.add(UNLOCK, unlock(unlocks));
@@ -263,12 +256,13 @@ final class MySqlDialect extends JdbcDialect {
 
 	@Override
 	Sql records(List<String> keys) {
-		StringBuilder sql = new StringBuilder("SELECT storage_key, fingerprint, response FROM ").append(this.table)
-			.append(" WHERE storage_key IN (");
-		for (int i = 0; i < keys.size(); i++) {
-			sql.append((i > 0) ? ", ?" : "?");
-		}
-		return new Sql(sql.append(") AND expires_at > UTC_TIMESTAMP(6)").toString(), keys.toArray());
+		return new Sql(unexpired("storage_key, fingerprint, response", keys.size()), keys.toArray());
+	}
+
+	/** {@code columns} of the unexpired records of {@code count} keys. */
+	private String unexpired(String columns, int count) {
+		return "SELECT " + columns + " FROM " + this.table + " WHERE storage_key IN ("
+				+ String.join(", ", Collections.nCopies(count, "?")) + ") AND expires_at > UTC_TIMESTAMP(6)";
 	}
 
 	@Override
@@ -278,7 +272,8 @@ final class MySqlDialect extends JdbcDialect {
 
 	@Override
 	Sql deleteExpired(int limit) {
-		return new Sql(this.deleteExpiredSql, limit);
+		return new Sql("DELETE FROM " + this.table + " WHERE expires_at < UTC_TIMESTAMP(6) ORDER BY expires_at LIMIT ?",
+				limit);
 	}
 
 	/** The lock sessions' name: the drivers know the database without a round trip. */
@@ -288,7 +283,7 @@ final class MySqlDialect extends JdbcDialect {
 	}
 
 	@Override
-	TransactionClaim claimInTransaction(Connection connection, String key, @Nullable String lockName,
+	TransactionalRecords.Claim claimInTransaction(Connection connection, String key, @Nullable String lockName,
 			int timeoutSeconds) throws SQLException {
 		Assert.notNull(lockName, "'lockName' is required");
 		@Nullable Object[] locked = SqlPipeline
@@ -299,12 +294,12 @@ final class MySqlDialect extends JdbcDialect {
 			throw new SQLException("GET_LOCK failed");
 		}
 		if (!isTrue(locked[0])) {
-			return new TransactionClaim(false, null, true);
+			return new TransactionalRecords.Claim(false, null, true);
 		}
 		// InnoDB takes the read view at this first read, whatever the isolation
 		Result read = SqlPipeline.run(connection, false, timeoutSeconds, List.of(new Sql(this.transactionReadSql, key)))
 			.get(0);
-		return new TransactionClaim(true, firstRecord(read), true);
+		return new TransactionalRecords.Claim(true, firstRecord(read), true);
 	}
 
 	@Override
@@ -320,11 +315,7 @@ final class MySqlDialect extends JdbcDialect {
 
 	/** {@code SELECT expression, expression, ...} with {@code count} columns. */
 	private static String columns(String expression, int count) {
-		StringBuilder sql = new StringBuilder(8 + count * (expression.length() + 2)).append("SELECT ");
-		for (int i = 0; i < count; i++) {
-			sql.append((i > 0) ? ", " : "").append(expression);
-		}
-		return sql.toString();
+		return "SELECT " + String.join(", ", Collections.nCopies(count, expression));
 	}
 
 }

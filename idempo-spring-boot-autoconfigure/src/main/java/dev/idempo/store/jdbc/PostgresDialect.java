@@ -30,6 +30,8 @@ final class PostgresDialect extends JdbcDialect {
 
 	private final int lockNamespace;
 
+	private final String table;
+
 	private final String claimLockSql;
 
 	private final String claimReadSql;
@@ -40,18 +42,6 @@ final class PostgresDialect extends JdbcDialect {
 
 	private final String storeUnlockSql;
 
-	private final String heldLocksSql;
-
-	private final String restoreSql;
-
-	private final String recordsSql;
-
-	private final String deleteExpiredSql;
-
-	private final String recordWithExpirySql;
-
-	private final String deleteRecordSql;
-
 	private final String transactionLockSql;
 
 	private final String transactionReadSql;
@@ -60,6 +50,7 @@ final class PostgresDialect extends JdbcDialect {
 
 	PostgresDialect(String table, int lockNamespace) {
 		this.lockNamespace = lockNamespace;
+		this.table = table;
 		String ns = Integer.toString(lockNamespace);
 		String unexpired = " WHERE storage_key = c.k AND expires_at > now() LIMIT 1) r";
 		this.claimLockSql = "SELECT c.n, CASE WHEN r.found IS NOT NULL THEN NULL WHEN pg_try_advisory_lock(" + ns
@@ -79,19 +70,6 @@ final class PostgresDialect extends JdbcDialect {
 				+ " RETURNING storage_key";
 		this.storeUnlockSql = "SELECT u.n, pg_advisory_unlock(" + ns
 				+ ", u.id) FROM unnest(?::int[]) WITH ORDINALITY AS u(id, n)";
-		this.heldLocksSql = "SELECT CAST(objid AS bigint), mode FROM pg_locks WHERE locktype = 'advisory'"
-				+ " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-				+ " AND pid = pg_backend_pid() AND classid = CAST(CAST(" + ns + " AS integer) AS oid)"
-				+ " AND objsubid = 2 AND granted";
-		this.restoreSql = "SELECT pg_try_advisory_lock_shared(" + ns + ", u.id) FROM unnest(?::int[]) AS u(id)";
-		this.recordsSql = "SELECT storage_key, fingerprint, response FROM " + table
-				+ " WHERE storage_key = ANY (?::text[]) AND expires_at > now()";
-		this.recordWithExpirySql = "SELECT fingerprint, response,"
-				+ " CAST(EXTRACT(EPOCH FROM (expires_at - now())) * 1000000 AS bigint) FROM " + table
-				+ " WHERE storage_key = ? AND expires_at > now()";
-		this.deleteRecordSql = "DELETE FROM " + table + " WHERE storage_key = ? AND expires_at > now()";
-		this.deleteExpiredSql = "DELETE FROM " + table + " WHERE storage_key IN (SELECT storage_key FROM " + table
-				+ " WHERE expires_at < now() ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)";
 		// the same two keys as the lock sessions' locks, released by the server when the
 		// transaction ends
 		this.transactionLockSql = "SELECT pg_try_advisory_xact_lock(" + ns + ", ?)";
@@ -118,7 +96,7 @@ final class PostgresDialect extends JdbcDialect {
 
 	/** The second key of the advisory lock of {@code key}; the first is the namespace. */
 	static int lockId(String key) {
-		return ByteBuffer.wrap(sha256().digest(key.getBytes(StandardCharsets.UTF_8))).getInt();
+		return ByteBuffer.wrap(SHA256.get().digest(key.getBytes(StandardCharsets.UTF_8))).getInt();
 	}
 
 	@Override
@@ -233,7 +211,10 @@ final class PostgresDialect extends JdbcDialect {
 
 	@Override
 	Sql heldLocks(SessionInfo session, List<Object> locks) {
-		return new Sql(this.heldLocksSql);
+		return new Sql("SELECT CAST(objid AS bigint), mode FROM pg_locks WHERE locktype = 'advisory'"
+				+ " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+				+ " AND pid = pg_backend_pid() AND classid = CAST(CAST(" + this.lockNamespace + " AS integer) AS oid)"
+				+ " AND objsubid = 2 AND granted");
 	}
 
 	@Override
@@ -260,7 +241,8 @@ final class PostgresDialect extends JdbcDialect {
 
 	@Override
 	List<Sql> restore(List<Object> locks) {
-		return List.of(new Sql(this.restoreSql, (Object) ids(locks)));
+		return List.of(new Sql("SELECT pg_try_advisory_lock_shared(" + this.lockNamespace + ", u.id)"
+				+ " FROM unnest(?::int[]) AS u(id)", (Object) ids(locks)));
 	}
 
 	@Override
@@ -290,17 +272,20 @@ final class PostgresDialect extends JdbcDialect {
 
 	@Override
 	Sql recordWithExpiry(String key) {
-		return new Sql(this.recordWithExpirySql, key);
+		return new Sql("SELECT fingerprint, response, CAST(EXTRACT(EPOCH FROM (expires_at - now())) * 1000000"
+				+ " AS bigint) FROM " + this.table + " WHERE storage_key = ? AND expires_at > now()", key);
 	}
 
 	@Override
 	Sql deleteRecord(String key) {
-		return new Sql(this.deleteRecordSql, key);
+		return new Sql("DELETE FROM " + this.table + " WHERE storage_key = ? AND expires_at > now()", key);
 	}
 
 	@Override
 	Sql records(List<String> keys) {
-		return new Sql(this.recordsSql, (Object) keys.toArray(new String[0]));
+		String[] array = keys.toArray(new String[0]);
+		return new Sql("SELECT storage_key, fingerprint, response FROM " + this.table
+				+ " WHERE storage_key = ANY (?::text[]) AND expires_at > now()", (Object) array);
 	}
 
 	@Override
@@ -311,7 +296,8 @@ final class PostgresDialect extends JdbcDialect {
 
 	@Override
 	Sql deleteExpired(int limit) {
-		return new Sql(this.deleteExpiredSql, limit);
+		return new Sql("DELETE FROM " + this.table + " WHERE storage_key IN (SELECT storage_key FROM " + this.table
+				+ " WHERE expires_at < now() ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)", limit);
 	}
 
 	@Override
@@ -320,7 +306,7 @@ final class PostgresDialect extends JdbcDialect {
 	}
 
 	@Override
-	TransactionClaim claimInTransaction(Connection connection, String key, @Nullable String lockName,
+	TransactionalRecords.Claim claimInTransaction(Connection connection, String key, @Nullable String lockName,
 			int timeoutSeconds) throws SQLException {
 		// one round trip: the isolation (not asked by the transaction manager, which
 		// would cost a round trip), the lock, then the read, whose snapshot follows the
@@ -333,9 +319,9 @@ final class PostgresDialect extends JdbcDialect {
 		boolean readCommitted = isolation != null && "read committed".equals(isolation[0]);
 		@Nullable Object[] locked = answers.one(CLAIM_LOCK).firstRow();
 		if (locked == null || !isTrue(locked[0])) {
-			return new TransactionClaim(false, null, readCommitted);
+			return new TransactionalRecords.Claim(false, null, readCommitted);
 		}
-		return new TransactionClaim(true, firstRecord(answers.one(CLAIM_READ)), readCommitted);
+		return new TransactionalRecords.Claim(true, firstRecord(answers.one(CLAIM_READ)), readCommitted);
 	}
 
 	@Override

@@ -49,14 +49,11 @@ abstract class SessionScheduler {
 
 	/** Takes a free session {@code eligible} allows: open ones first, lowest first. */
 	final @Nullable LockSession tryRunAny(Predicate<LockSession> eligible) {
-		for (LockSession session : this.pool.sessions()) {
-			if (session.isOpen() && eligible.test(session) && session.tryRun()) {
-				return session;
-			}
-		}
-		for (LockSession session : this.pool.sessions()) {
-			if (!session.isOpen() && eligible.test(session) && session.tryRun()) {
-				return session;
+		for (boolean open : new boolean[] { true, false }) {
+			for (LockSession session : this.pool.sessions()) {
+				if (session.isOpen() == open && eligible.test(session) && session.tryRun()) {
+					return session;
+				}
 			}
 		}
 		return null;

@@ -7,9 +7,11 @@ import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.StringJoiner;
 
 import org.jspecify.annotations.Nullable;
 
@@ -33,24 +35,13 @@ final class SqlPipeline {
 			return execute(connection, timeoutSeconds, statement.text(), statement.parameters(), 1);
 		}
 		if (together) {
-			int length = 0;
-			int parameters = 0;
+			StringJoiner sql = new StringJoiner(";\n");
+			List<Object> values = new ArrayList<>();
 			for (Sql statement : statements) {
-				length += statement.text().length() + 2;
-				parameters += statement.parameters().length;
+				sql.add(statement.text());
+				values.addAll(Arrays.asList(statement.parameters()));
 			}
-			StringBuilder sql = new StringBuilder(length);
-			Object[] values = new Object[parameters];
-			int next = 0;
-			for (Sql statement : statements) {
-				if (sql.length() > 0) {
-					sql.append(";\n");
-				}
-				sql.append(statement.text());
-				System.arraycopy(statement.parameters(), 0, values, next, statement.parameters().length);
-				next += statement.parameters().length;
-			}
-			return execute(connection, timeoutSeconds, sql.toString(), values, count);
+			return execute(connection, timeoutSeconds, sql.toString(), values.toArray(), count);
 		}
 		List<Result> results = new ArrayList<>(count);
 		for (Sql statement : statements) {

@@ -66,8 +66,7 @@ public final class TransactionalRecords implements TransactionalStore {
 	@Override
 	public Claim claim(Connection connection, String key, @Nullable String lockName, int timeoutSeconds)
 			throws SQLException {
-		JdbcDialect.TransactionClaim claim = this.dialect.claimInTransaction(connection, key, lockName, timeoutSeconds);
-		return new Claim(claim.locked(), claim.record(), claim.snapshotFollowsLock());
+		return this.dialect.claimInTransaction(connection, key, lockName, timeoutSeconds);
 	}
 
 	@Override

@@ -18,6 +18,7 @@ import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.store.jdbc.KeyGuard.Holder;
+import dev.idempo.store.jdbc.KeyGuard.State;
 import dev.idempo.testsupport.TestDatabases;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -132,7 +133,7 @@ class BatchRunnerTests {
 			assertThat(claim.failure()).isNull();
 			assertThat(claim.succeeded()).isTrue();
 		}
-		assertThat(holders).allMatch(Holder::isHeld);
+		assertThat(holders).extracting(Holder::state).containsOnly(State.HELD);
 		return holders;
 	}
 
@@ -169,7 +170,7 @@ class BatchRunnerTests {
 
 	private void assertAllFreed(List<Holder> holders) {
 		for (Holder holder : holders) {
-			assertThat(holder.isGone()).as(holder.key).isTrue();
+			assertThat(holder.state()).as(holder.key).isEqualTo(State.GONE);
 			assertThat(this.guard.get(holder.key)).isNull();
 			Boolean free = TestDatabases.postgres()
 				.jdbc()

@@ -179,7 +179,7 @@ abstract class JdbcLockingStoreTests extends LockingStoreContractTest {
 		JdbcLockingStore store = (JdbcLockingStore) store();
 		try (Connection connection = dataSource().getConnection()) {
 			long before = idleTimeoutSeconds(connection);
-			store.openSession(connection);
+			store.dialect().openSession(connection, store.settings());
 			if (platform().equals("postgresql") && connection.getMetaData().getDatabaseMajorVersion() < 14) {
 				// idle_session_timeout came with PostgreSQL 14
 				assertThat(idleTimeoutSeconds(connection)).isEqualTo(before);
@@ -290,7 +290,8 @@ abstract class JdbcLockingStoreTests extends LockingStoreContractTest {
 						&& store.release(acquired.lease()));
 			assertThat(rows(table, expiring.get(0))).isOne();
 			try (Connection connection = dataSource().getConnection()) {
-				assertThat(store.deleteExpired(connection, 2)).isEqualTo(2);
+				SqlPipeline.Sql delete = store.dialect().deleteExpired(2);
+				assertThat(SqlPipeline.run(connection, false, 5, List.of(delete)).get(0).updateCount()).isEqualTo(2);
 			}
 			assertThat(store.deleteExpiredRecords()).isEqualTo(3);
 			assertThat(store.deleteExpiredRecords()).isZero();

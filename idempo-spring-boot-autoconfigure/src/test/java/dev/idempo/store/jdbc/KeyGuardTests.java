@@ -50,7 +50,7 @@ class KeyGuardTests {
 		assertThat(this.guard.get("k")).isNull();
 		this.guard.unlocking(holder);
 		this.guard.held(holder);
-		assertThat(holder.isGone()).isTrue();
+		assertThat(holder.state()).isEqualTo(State.GONE);
 	}
 
 	@Test
@@ -64,7 +64,7 @@ class KeyGuardTests {
 		Holder owner = held("k", 1);
 		Holder next = this.guard.enter("k", "again", in(1000), (h) -> false);
 		assertThat(next).isNotNull();
-		assertThat(owner.isGone()).isTrue();
+		assertThat(owner.state()).isEqualTo(State.GONE);
 		assertThat(this.guard.get("k")).isSameAs(next);
 	}
 

@@ -156,11 +156,15 @@ class PostgresLockingStoreTests extends JdbcLockingStoreTests {
 		String key = newKey();
 		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
 		// the lock is freed behind the store's back while the backend lives on
-		store.onSession(0, (connection) -> {
-			try (PreparedStatement statement = connection.prepareStatement("SELECT pg_advisory_unlock_all()")) {
-				return statement.execute();
-			}
-		});
+		Runnable free = store.occupySession(0);
+		try (PreparedStatement statement = store.session(0)
+			.connection()
+			.prepareStatement("SELECT pg_advisory_unlock_all()")) {
+			statement.execute();
+		}
+		finally {
+			free.run();
+		}
 		Lease theirs = ((ClaimResult.Acquired) elsewhere.claim(key, LOCK_TTL)).lease();
 		assertThat(store.complete(lease, record("late"), TTL)).isFalse();
 		assertThat(rows(table(), key)).isZero();

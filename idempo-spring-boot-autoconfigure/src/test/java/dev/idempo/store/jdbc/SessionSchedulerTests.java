@@ -16,6 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.idempo.store.Lease;
 import dev.idempo.store.jdbc.KeyGuard.Holder;
+import dev.idempo.store.jdbc.KeyGuard.State;
 import dev.idempo.store.jdbc.SqlPipeline.Sql;
 import dev.idempo.testsupport.TestDatabases;
 
@@ -98,14 +99,14 @@ class SessionSchedulerTests {
 		assertThat(ran.get(10, TimeUnit.SECONDS)).isTrue();
 		assertThat(claim.failure()).isNull();
 		assertThat(claim.succeeded()).isTrue();
-		assertThat(holder.isHeld()).isTrue();
+		assertThat(holder.state()).isEqualTo(State.HELD);
 		assertThat(holder.isOn(0, session.generation())).isTrue();
 		// and its release runs on the same session
 		assertThat(this.guard.finishing(new Lease(holder.key, holder.token))).isSameAs(holder);
 		Operation release = Operation.release(holder);
 		assertThat(scheduler.runOn(session, release, System.nanoTime() + TimeUnit.SECONDS.toNanos(10))).isTrue();
 		assertThat(release.succeeded()).isTrue();
-		assertThat(holder.isGone()).isTrue();
+		assertThat(holder.state()).isEqualTo(State.GONE);
 	}
 
 	@ParameterizedTest

@@ -5,6 +5,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 import dev.idempo.store.jdbc.KeyGuard.Holder;
+import dev.idempo.store.jdbc.KeyGuard.State;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -37,7 +38,7 @@ class UnlockQueueTests {
 		Holder stale = unlocking("b", GENERATION - 1, 2);
 		Holder second = unlocking("c", GENERATION, 3);
 		assertThat(this.queue.take(GENERATION, this.guard, 10)).containsExactly(first, second);
-		assertThat(stale.isGone()).isTrue();
+		assertThat(stale.state()).isEqualTo(State.GONE);
 		assertThat(this.guard.get("b")).isNull();
 		assertThat(this.guard.get("a")).isSameAs(first);
 		assertThat(this.queue.isEmpty()).isTrue();
@@ -58,7 +59,7 @@ class UnlockQueueTests {
 		this.guard.sent(other, 0, GENERATION, 42);
 		assertThat(this.queue.take(GENERATION, this.guard, 10)).isNull();
 		assertThat(this.queue.contains(queued)).isTrue();
-		assertThat(queued.isGone()).isFalse();
+		assertThat(queued.state()).isNotEqualTo(State.GONE);
 	}
 
 	@Test
@@ -66,7 +67,7 @@ class UnlockQueueTests {
 		Holder holder = unlocking("a", GENERATION, 1);
 		List<Holder> taken = this.queue.take(GENERATION, this.guard, 10);
 		this.queue.ran(taken, this.guard);
-		assertThat(holder.isGone()).isTrue();
+		assertThat(holder.state()).isEqualTo(State.GONE);
 		assertThat(this.guard.get("a")).isNull();
 	}
 
@@ -87,7 +88,7 @@ class UnlockQueueTests {
 		Holder holder = unlocking("a", GENERATION, 1);
 		this.queue.clear(this.guard);
 		assertThat(this.queue.isEmpty()).isTrue();
-		assertThat(holder.isGone()).isTrue();
+		assertThat(holder.state()).isEqualTo(State.GONE);
 	}
 
 	@Test
