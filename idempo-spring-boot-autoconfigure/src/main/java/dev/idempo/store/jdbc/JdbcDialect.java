@@ -22,7 +22,7 @@ import dev.idempo.store.jdbc.TransactionalRecords.Claim;
 
 /**
  * Builds one database's statements and reads their answers; it never decides what runs
- * next. A lock is an opaque reference ({@link #lockOf}), computed once per claim.
+ * next. A lock is an opaque reference ({@link #lockOf}), computed when a claim is sent.
  *
  * @author idempo
  */

@@ -103,7 +103,10 @@ final class Operation {
 		return this.retries;
 	}
 
-	/** Whether its caller still waits for it to start: a claim until its deadline. */
+	/**
+	 * Whether its caller still waits for it to start: a complete or release always, a
+	 * claim until its deadline.
+	 */
 	boolean isAwaited() {
 		return this.kind != Kind.CLAIM || System.nanoTime() - this.deadline < 0;
 	}
