@@ -26,7 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Tests for {@link BatchRunner} on a real PostgreSQL server, with one lock session held
  * by the test thread: a batch of two completes and a release whose store statement fails
- * settles every operation, from what the database holds.
+ * settles every operation, from what the database holds, also when the session dies while
+ * the batch is settled.
  *
  * @author idempo
  */
@@ -115,13 +116,56 @@ class BatchRunnerTests {
 		assertAllFreed(holders);
 	}
 
+	@Test
+	void aSessionThatDiesWhileSettlingAFailedBatchEndsEveryOperationAndLosesItsLocks() {
+		List<Holder> holders = claim(3);
+		long generation = this.session.generation();
+		// the server refuses the second store after its condition was spent: recovery
+		// must give the conditions back before the completes run again one by one
+		AtomicInteger kills = new AtomicInteger();
+		this.dataSource.onPrepare((connection, sql) -> {
+			if (sql.startsWith("SELECT pg_try_advisory_lock_shared(") && kills.incrementAndGet() == 1) {
+				terminate(this.session.info().connectionId());
+			}
+		});
+		List<Operation> finishing = finish(holders, Long.MAX_VALUE);
+		runBatch();
+		assertThat(kills).as("the recovery's restore ran, once").hasValue(1);
+		for (Operation complete : finishing.subList(0, 2)) {
+			assertThat(complete.isDone()).as(complete.toString()).isTrue();
+			assertThat(complete.failure()).as(complete.toString()).isNull();
+			assertThat(complete.succeeded()).as(complete + " stored").isFalse();
+		}
+		Operation release = finishing.get(2);
+		assertThat(release.isDone()).isTrue();
+		assertThat(release.failure()).isNull();
+		assertThat(release.succeeded()).as("unlocked before the store failed").isTrue();
+		assertThat(this.session.isOpen()).as("the dead session is discarded").isFalse();
+		for (Holder holder : holders) {
+			assertThat(fingerprintOf(holder.key)).isNull();
+		}
+		assertAllFreed(holders);
+		List<Holder> again = claim(holders.stream().map((holder) -> holder.key).toList());
+		assertThat(this.session.generation()).as("a new connection").isNotIn(0L, generation);
+		assertThat(again).extracting(Holder::generation).containsOnly(this.session.generation());
+	}
+
 	/** Claims {@code count} new keys in one batch. */
 	private List<Holder> claim(int count) {
+		List<String> keys = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			keys.add("batch-runner-" + System.nanoTime() + "-" + i);
+		}
+		return claim(keys);
+	}
+
+	/** Claims the keys in one batch, waiting at most a second for a key's last holder. */
+	private List<Holder> claim(List<String> keys) {
 		List<Holder> holders = new ArrayList<>();
 		List<Operation> claims = new ArrayList<>();
-		for (int i = 0; i < count; i++) {
-			Holder holder = this.guard.enter("batch-runner-" + System.nanoTime() + "-" + i, "token-" + i,
-					System.nanoTime(), (h) -> true);
+		for (int i = 0; i < keys.size(); i++) {
+			Holder holder = this.guard.enter(keys.get(i), "token-" + i, System.nanoTime() + 1_000_000_000L,
+					(h) -> true);
 			assertThat(holder).isNotNull();
 			Operation claim = Operation.claim(holder, System.nanoTime() + 10_000_000_000L);
 			this.pool.claims().add(claim);
@@ -139,13 +183,19 @@ class BatchRunnerTests {
 
 	/** Completes all but the last holder, whose claim is released, in one batch. */
 	private List<Operation> finish(List<Holder> holders) {
+		return finish(holders, TTL_MICROS);
+	}
+
+	/** As {@link #finish(List)}, the last complete with its own time to live. */
+	private List<Operation> finish(List<Holder> holders, long lastTtlMicros) {
 		List<Operation> finishing = new ArrayList<>();
 		for (int i = 0; i < holders.size(); i++) {
 			Holder holder = holders.get(i);
 			assertThat(this.guard.finishing(new Lease(holder.key, holder.token))).isSameAs(holder);
 			if (i < holders.size() - 1) {
 				Operation complete = Operation.complete(holder,
-						new StoredRecord("fp-" + i, ("response-" + i).getBytes(StandardCharsets.UTF_8)), TTL_MICROS);
+						new StoredRecord("fp-" + i, ("response-" + i).getBytes(StandardCharsets.UTF_8)),
+						(i < holders.size() - 2) ? TTL_MICROS : lastTtlMicros);
 				this.session.completes().add(complete);
 				finishing.add(complete);
 			}
@@ -179,6 +229,14 @@ class BatchRunnerTests {
 						JdbcLockingStore.DEFAULT_LOCK_NAMESPACE, PostgresDialect.lockId(holder.key));
 			assertThat(free).as("the lock of " + holder.key + " is free").isTrue();
 		}
+	}
+
+	/** Ends a server session and waits until it is gone. */
+	private static void terminate(long pid) {
+		Boolean ended = TestDatabases.postgres()
+			.jdbc()
+			.queryForObject("SELECT pg_terminate_backend(?, 10000)", Boolean.class, (int) pid);
+		assertThat(ended).as("session " + pid + " ended").isTrue();
 	}
 
 	private String fingerprintOf(String key) {
