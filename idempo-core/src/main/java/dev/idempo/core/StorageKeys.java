@@ -5,8 +5,8 @@ import java.security.MessageDigest;
 /**
  * The storage key of a record: a digest of its scope and idempotency key, so that raw
  * input never reaches a store and two scopes never share a record. Apart from
- * {@link RequestFingerprint}, which needs the servlet API, so that applications without a
- * web server can compute keys.
+ * {@code dev.idempo.web.RequestFingerprint}, which needs the servlet API, so that
+ * applications without a web server can compute keys.
  *
  * @author idempo
  */

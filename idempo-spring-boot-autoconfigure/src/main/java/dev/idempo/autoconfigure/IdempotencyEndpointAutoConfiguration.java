@@ -1,9 +1,9 @@
 package dev.idempo.autoconfigure;
 
 import dev.idempo.actuate.IdempotencyEndpoint;
-import dev.idempo.core.CallerScopeResolver;
-import dev.idempo.core.DefaultCallerScopeResolver;
 import dev.idempo.store.LockingStore;
+import dev.idempo.web.CallerScopeResolver;
+import dev.idempo.web.DefaultCallerScopeResolver;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;

@@ -6,9 +6,9 @@ import org.junit.jupiter.api.Test;
 
 import dev.idempo.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempo.autoconfigure.IdempotencyEndpointAutoConfiguration;
-import dev.idempo.core.CallerScopeResolver;
-import dev.idempo.core.DefaultCallerScopeResolver;
 import dev.idempo.store.memory.InMemoryLockingStore;
+import dev.idempo.web.CallerScopeResolver;
+import dev.idempo.web.DefaultCallerScopeResolver;
 
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.autoconfigure.AutoConfigurations;

@@ -12,8 +12,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 import dev.idempo.Idempotent;
-import dev.idempo.core.CallerScopeResolver;
-import dev.idempo.core.DefaultCallerScopeResolver;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.MicrometerIdempotencyListener;
 import dev.idempo.store.ClaimResult;
@@ -21,6 +19,8 @@ import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.store.memory.InMemoryLockingStore;
+import dev.idempo.web.CallerScopeResolver;
+import dev.idempo.web.DefaultCallerScopeResolver;
 import dev.idempo.web.IdempotencyFilter;
 import dev.idempo.web.IdempotencyInterceptor;
 import dev.idempo.web.IdempotencyResponseBodyAdvice;

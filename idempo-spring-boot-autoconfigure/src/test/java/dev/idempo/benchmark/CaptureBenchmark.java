@@ -10,9 +10,9 @@ import tools.jackson.databind.json.JsonMapper;
 
 import dev.idempo.core.CapturedResponse;
 import dev.idempo.core.IdempotencySettings;
-import dev.idempo.core.RequestFingerprint;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.web.CapturingResponse;
+import dev.idempo.web.RequestFingerprint;
 
 import org.springframework.mock.web.MockHttpServletResponse;
 

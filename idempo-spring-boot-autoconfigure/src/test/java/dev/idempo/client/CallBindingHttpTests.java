@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import dev.idempo.client.downstream.DownstreamApplication;
-import dev.idempo.core.RequestFingerprint;
+import dev.idempo.web.RequestFingerprint;
 
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;

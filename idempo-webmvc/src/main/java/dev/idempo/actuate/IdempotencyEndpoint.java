@@ -8,14 +8,14 @@ import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.core.CallerScopeResolver;
 import dev.idempo.core.CapturedResponse;
-import dev.idempo.core.DefaultCallerScopeResolver;
-import dev.idempo.core.RequestFingerprint;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.RecordState;
 import dev.idempo.store.StoredRecord;
+import dev.idempo.web.CallerScopeResolver;
+import dev.idempo.web.DefaultCallerScopeResolver;
+import dev.idempo.web.RequestFingerprint;
 
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;

@@ -22,9 +22,9 @@ import io.swagger.v3.oas.models.responses.ApiResponses;
 import org.springdoc.core.customizers.GlobalOperationCustomizer;
 
 import dev.idempo.core.IdempotencyKeyParser;
-import dev.idempo.core.IdempotencyProblem;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.web.IdempotencyInterceptor;
+import dev.idempo.web.IdempotencyProblem;
 import dev.idempo.web.IdempotentHandlers;
 
 import org.springframework.core.annotation.AnnotatedElementUtils;

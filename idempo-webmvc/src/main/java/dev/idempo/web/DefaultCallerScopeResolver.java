@@ -1,4 +1,4 @@
-package dev.idempo.core;
+package dev.idempo.web;
 
 import java.security.MessageDigest;
 import java.security.Principal;
@@ -7,6 +7,8 @@ import java.util.List;
 
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
+
+import dev.idempo.core.Digests;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.security.authentication.AuthenticationTrustResolver;

@@ -4,8 +4,6 @@ import java.util.Map;
 
 import jakarta.servlet.http.HttpServletRequest;
 
-import dev.idempo.core.IdempotencyProblem;
-
 /**
  * Customizes idempo's own problem responses (400, 409, 413, 422, 503, and the 410 of a
  * transactional record): extra members such as a trace id, a localized title or detail.

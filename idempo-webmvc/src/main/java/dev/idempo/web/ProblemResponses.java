@@ -13,8 +13,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.core.IdempotencyProblem;
-
 /**
  * Writes idempo's own error responses as {@code application/problem+json}. They are
  * written directly rather than thrown, so that no application exception handler can turn

@@ -1,4 +1,4 @@
-package dev.idempo.core;
+package dev.idempo.web;
 
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
@@ -14,6 +14,9 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.Part;
 import org.jspecify.annotations.Nullable;
+
+import dev.idempo.core.Digests;
+import dev.idempo.core.StorageKeys;
 
 /**
  * The fingerprint of a request: a SHA-256 digest of its method, path, query string and

@@ -1,4 +1,4 @@
-package dev.idempo.core;
+package dev.idempo.web;
 
 import java.io.IOException;
 

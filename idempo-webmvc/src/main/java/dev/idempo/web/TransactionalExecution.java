@@ -17,7 +17,6 @@ import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencyListener.StoreOperation;
-import dev.idempo.core.IdempotencyProblem;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.StoredRecord;

@@ -13,13 +13,13 @@ import org.junit.jupiter.api.Test;
 
 import dev.idempo.Idempotent;
 import dev.idempo.core.CapturedResponse;
-import dev.idempo.core.RequestFingerprint;
-import dev.idempo.core.RequestFingerprintStrategy;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.RecordState;
 import dev.idempo.web.IdempotencyProblemCustomizer;
 import dev.idempo.web.IdempotentResponse;
 import dev.idempo.web.IdempotentResponseFilter;
+import dev.idempo.web.RequestFingerprint;
+import dev.idempo.web.RequestFingerprintStrategy;
 import dev.idempo.web.TestHttp;
 
 import org.springframework.beans.factory.annotation.Autowired;

@@ -12,10 +12,10 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
-import dev.idempo.core.DefaultCallerScopeResolver;
-import dev.idempo.core.RequestFingerprint;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.RecordState;
+import dev.idempo.web.DefaultCallerScopeResolver;
+import dev.idempo.web.RequestFingerprint;
 import dev.idempo.web.hostile.HostileCase.Abandoned;
 import dev.idempo.web.hostile.HostileCase.Executes;
 import dev.idempo.web.hostile.HostileCase.Expected;

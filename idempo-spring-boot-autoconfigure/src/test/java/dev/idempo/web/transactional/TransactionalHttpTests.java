@@ -18,10 +18,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import dev.idempo.core.RequestFingerprint;
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.LockingStore;
 import dev.idempo.testsupport.TestDatabases.TestDatabase;
+import dev.idempo.web.RequestFingerprint;
 import dev.idempo.web.TestHttp;
 import dev.idempo.web.transactional.app.Pauses;
 import dev.idempo.web.transactional.app.TransactionalTestApplication;

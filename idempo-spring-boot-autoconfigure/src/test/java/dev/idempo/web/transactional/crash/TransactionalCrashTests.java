@@ -35,10 +35,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
-import dev.idempo.core.RequestFingerprint;
 import dev.idempo.testsupport.ApplicationProcess;
 import dev.idempo.testsupport.SqlStoreProperties;
 import dev.idempo.testsupport.TestDatabases.TestDatabase;
+import dev.idempo.web.RequestFingerprint;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
