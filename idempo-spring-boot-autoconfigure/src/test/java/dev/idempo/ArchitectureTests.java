@@ -1,6 +1,13 @@
 package dev.idempo;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.PackageMatcher;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
@@ -10,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import dev.idempo.store.jdbc.JdbcLockingStore;
 import dev.idempo.web.WebImportingTheJdbcStore;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -37,15 +45,78 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The root package ({@code dev.idempo}: {@code @Idempotent}, its exceptions and
  * {@code IdempotencyTemplate}) is the public API; the template is a facade over the
  * method layer, whose calls throw the root package's exceptions, so the two are allowed
- * to use each other.
+ * to use each other; what keeps that pair free of a cycle between classes is that the
+ * annotation and the exceptions use no other idempo package and only the template uses
+ * the method layer.
+ * <p>
+ * The packages are cut into Maven modules (CONTRIBUTING.md, "Modules"):
+ * {@code idempo-core} (the root package, {@code core}, {@code store},
+ * {@code store.memory}, {@code method}, {@code transaction}) at the bottom;
+ * {@code idempo-webmvc} ({@code web}, {@code openapi}, {@code actuate}),
+ * {@code idempo-store-redis}, {@code idempo-store-jdbc} and {@code idempo-client} each on
+ * {@code idempo-core} alone; and {@code idempo-spring-boot-autoconfigure} over them all,
+ * used by none.
  *
  * @author idempo
  */
 class ArchitectureTests {
 
+	// the library modules' test-jars (the contract suite, how tests find servers) are on
+	// the class path too; their classes are no part of the architecture
+	private static final ImportOption DO_NOT_INCLUDE_TEST_JARS = (location) -> !location.contains("-tests.jar");
+
 	private static final JavaClasses MAIN = new ClassFileImporter()
 		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+		.withImportOption(DO_NOT_INCLUDE_TEST_JARS)
 		.importPackages("dev.idempo");
+
+	/** Each module and the packages it holds. */
+	private static final Map<String, List<String>> MODULES = modules();
+
+	private static Map<String, List<String>> modules() {
+		Map<String, List<String>> modules = new LinkedHashMap<>();
+		modules.put("idempo-core", List.of("dev.idempo", "dev.idempo.core..", "dev.idempo.store",
+				"dev.idempo.store.memory..", "dev.idempo.method..", "dev.idempo.transaction.."));
+		modules.put("idempo-webmvc", List.of("dev.idempo.web..", "dev.idempo.openapi..", "dev.idempo.actuate.."));
+		modules.put("idempo-store-redis", List.of("dev.idempo.store.redis.."));
+		modules.put("idempo-store-jdbc", List.of("dev.idempo.store.jdbc.."));
+		modules.put("idempo-client", List.of("dev.idempo.client.."));
+		modules.put("idempo-spring-boot-autoconfigure", List.of("dev.idempo.autoconfigure.."));
+		return modules;
+	}
+
+	static ArchRule modulesKeepTheirLayers() {
+		return layeredArchitecture().consideringOnlyDependenciesInLayers()
+			.ensureAllClassesAreContainedInArchitecture()
+			.layer("idempo-core")
+			.definedBy(packages("idempo-core"))
+			.layer("idempo-webmvc")
+			.definedBy(packages("idempo-webmvc"))
+			.layer("idempo-store-redis")
+			.definedBy(packages("idempo-store-redis"))
+			.layer("idempo-store-jdbc")
+			.definedBy(packages("idempo-store-jdbc"))
+			.layer("idempo-client")
+			.definedBy(packages("idempo-client"))
+			.layer("idempo-spring-boot-autoconfigure")
+			.definedBy(packages("idempo-spring-boot-autoconfigure"))
+			.whereLayer("idempo-core")
+			.mayNotAccessAnyLayer()
+			.whereLayer("idempo-webmvc")
+			.mayOnlyAccessLayers("idempo-core")
+			.whereLayer("idempo-store-redis")
+			.mayOnlyAccessLayers("idempo-core")
+			.whereLayer("idempo-store-jdbc")
+			.mayOnlyAccessLayers("idempo-core")
+			.whereLayer("idempo-client")
+			.mayOnlyAccessLayers("idempo-core")
+			.whereLayer("idempo-spring-boot-autoconfigure")
+			.mayNotBeAccessedByAnyLayer();
+	}
+
+	private static String[] packages(String module) {
+		return MODULES.get(module).toArray(String[]::new);
+	}
 
 	static ArchRule layers() {
 		return layeredArchitecture().consideringOnlyDependenciesInLayers()
@@ -103,7 +174,7 @@ class ArchitectureTests {
 			.whereLayer("Client")
 			.mayOnlyAccessLayers("Core")
 			.whereLayer("Actuate")
-			.mayOnlyAccessLayers("Core", "Store SPI")
+			.mayOnlyAccessLayers("Core", "Store SPI", "Web")
 			.whereLayer("OpenAPI")
 			.mayOnlyAccessLayers("Core", "Web")
 			.whereLayer("Autoconfigure")
@@ -113,6 +184,59 @@ class ArchitectureTests {
 	@Test
 	void packagesKeepTheirLayers() {
 		layers().check(MAIN);
+	}
+
+	@Test
+	void theAnnotationAndTheExceptionsOfTheRootPackageUseNoOtherPackage() {
+		noClasses().that()
+			.resideInAPackage("dev.idempo")
+			.and()
+			.doNotBelongToAnyOf(IdempotencyTemplate.class)
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage("dev.idempo.*..")
+			.check(MAIN);
+	}
+
+	@Test
+	void onlyTheAutoConfigurationUsesTheTemplate() {
+		// the template is a facade over the method layer: a use of it below would close
+		// a cycle between the root package and the method layer
+		noClasses().that()
+			.resideOutsideOfPackages("dev.idempo", "dev.idempo.autoconfigure..")
+			.should()
+			.dependOnClassesThat()
+			.belongToAnyOf(IdempotencyTemplate.class)
+			.check(MAIN);
+	}
+
+	@Test
+	void modulesDependOnlyOnTheModulesBelow() {
+		modulesKeepTheirLayers().check(MAIN);
+	}
+
+	@Test
+	void everyPackageLivesInItsModule() {
+		List<String> misplaced = new ArrayList<>();
+		for (JavaClass javaClass : MAIN) {
+			String module = moduleOf(javaClass.getPackageName());
+			String location = javaClass.getSource().map((source) -> source.getUri().toString()).orElse("");
+			if (!location.contains("/" + module + "/")) {
+				misplaced.add(javaClass.getName() + " (" + module + ") in " + location);
+			}
+		}
+		assertThat(misplaced).isEmpty();
+	}
+
+	private static String moduleOf(String packageName) {
+		for (Map.Entry<String, List<String>> module : MODULES.entrySet()) {
+			for (String identifier : module.getValue()) {
+				if (PackageMatcher.of(identifier).matches(packageName)) {
+					return module.getKey();
+				}
+			}
+		}
+		return "none";
 	}
 
 	@Test
@@ -131,6 +255,17 @@ class ArchitectureTests {
 		JavaClasses violating = new ClassFileImporter().importClasses(WebImportingTheJdbcStore.class,
 				JdbcLockingStore.class);
 		EvaluationResult result = layers().evaluate(violating);
+		assertThat(result.hasViolation()).isTrue();
+		assertThat(result.getFailureReport().getDetails())
+			.anySatisfy((detail) -> assertThat(detail).contains(WebImportingTheJdbcStore.class.getName())
+				.contains(JdbcLockingStore.class.getName()));
+	}
+
+	@Test
+	void theModuleRuleFailsWhenTheWebModuleNamesAStore() {
+		JavaClasses violating = new ClassFileImporter().importClasses(WebImportingTheJdbcStore.class,
+				JdbcLockingStore.class);
+		EvaluationResult result = modulesKeepTheirLayers().evaluate(violating);
 		assertThat(result.hasViolation()).isTrue();
 		assertThat(result.getFailureReport().getDetails())
 			.anySatisfy((detail) -> assertThat(detail).contains(WebImportingTheJdbcStore.class.getName())
