@@ -96,10 +96,17 @@ class DocumentationLinksTests {
 
 	private Set<String> literalsOfTheMainSources() throws IOException {
 		Set<String> literals = new HashSet<>();
-		Path sources = this.docs.root().resolve("idempo-spring-boot-autoconfigure/src/main/java");
-		try (Stream<Path> files = Files.walk(sources)) {
-			for (Path file : files.filter((path) -> path.toString().endsWith(".java")).toList()) {
-				literals.addAll(matches(LITERAL, Files.readString(file)));
+		// every module's main sources: the meters are named in the library modules
+		try (Stream<Path> modules = Files.list(this.docs.root())) {
+			for (Path module : modules.filter((path) -> path.getFileName().toString().startsWith("idempo-")).toList()) {
+				Path sources = module.resolve("src/main/java");
+				if (Files.isDirectory(sources)) {
+					try (Stream<Path> files = Files.walk(sources)) {
+						for (Path file : files.filter((path) -> path.toString().endsWith(".java")).toList()) {
+							literals.addAll(matches(LITERAL, Files.readString(file)));
+						}
+					}
+				}
 			}
 		}
 		return literals;
