@@ -81,7 +81,8 @@ public class IdempotentHandlers {
 	 * The policy of a handler method.
 	 * @param handlerMethod the handler method
 	 * @return its policy, or {@code null} if it is not {@link Idempotent}
-	 * @throws IllegalStateException if its TTL is not a positive duration
+	 * @throws IdempotentHandlerException if its TTL is not a positive duration of at most
+	 * 36500 days, or it is transactional where it cannot be
 	 */
 	public @Nullable Policy policy(HandlerMethod handlerMethod) {
 		HandlerKey key = new HandlerKey(handlerMethod.getMethod(), handlerMethod.getBeanType());
@@ -149,10 +150,12 @@ public class IdempotentHandlers {
 			return ttl;
 		}
 		catch (RuntimeException ex) {
-			throw new IllegalStateException("@Idempotent(ttl = \"" + idempotent.ttl() + "\") on " + handlerMethod
-					+ " is not a valid duration"
-					+ ((value != null && !value.equals(idempotent.ttl())) ? " (resolved to \"" + value + "\")" : "")
-					+ ": use a positive Spring duration of at most 36500d such as \"24h\", \"PT30M\" or \"90s\"", ex);
+			throw new IdempotentHandlerException(handlerMethod,
+					"@Idempotent(ttl = \"" + idempotent.ttl() + "\") on " + handlerMethod + " is not a valid duration"
+							+ ((value != null && !value.equals(idempotent.ttl())) ? " (resolved to \"" + value + "\")"
+									: "")
+							+ ": " + ex.getMessage(),
+					"Use a positive Spring duration of at most 36500d such as \"24h\", \"PT30M\" or \"90s\".");
 		}
 	}
 
