@@ -16,13 +16,13 @@ import org.jspecify.annotations.Nullable;
 import dev.idempo.Idempotent;
 
 import org.springframework.aop.support.AopUtils;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.expression.Expression;
-import org.springframework.expression.ParseException;
-import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;
 
@@ -33,7 +33,8 @@ import org.springframework.util.StringUtils;
  * <li>{@code @Idempotent} without a key on a method that is not a web handler;</li>
  * <li>a key on a web handler (its key is the {@code Idempotency-Key} header);</li>
  * <li>{@code @Idempotent} on a class that is not a controller;</li>
- * <li>a key expression that does not parse;</li>
+ * <li>a key expression that does not parse, or names a variable the method has no
+ * parameter of ({@link KeyExpressions});</li>
  * <li>a method that a Spring proxy cannot intercept (not public, static or final), or
  * that returns an asynchronous result (its work would run after the claim ended);</li>
  * <li>{@code transactional = true} with {@code cacheResponse = false}.</li>
@@ -60,9 +61,21 @@ public final class IdempotentMethods {
 			"java.util.function.", "java.io.", "java.nio.", "java.lang.Thread", "java.time.Clock",
 			"java.util.concurrent.");
 
-	private static final SpelExpressionParser PARSER = new SpelExpressionParser();
-
 	private final Map<MethodKey, Optional<IdempotentMethod>> methods = new ConcurrentHashMap<>();
+
+	private final KeyExpressions keyExpressions;
+
+	/**
+	 * Creates a registry that names parameters as key expressions see them at run time (a
+	 * {@link DefaultParameterNameDiscoverer}, as {@link IdempotentMethodRunner} uses).
+	 */
+	public IdempotentMethods() {
+		this(new DefaultParameterNameDiscoverer());
+	}
+
+	IdempotentMethods(ParameterNameDiscoverer parameterNames) {
+		this.keyExpressions = new KeyExpressions(parameterNames);
+	}
 
 	/**
 	 * The idempotent method that {@code method} is on a bean of {@code targetClass}.
@@ -104,28 +117,44 @@ public final class IdempotentMethods {
 		Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
 		Idempotent annotation = AnnotatedElementUtils.findMergedAnnotation(specific, Idempotent.class);
 		boolean controller = MergedAnnotations.from(targetClass, SearchStrategy.TYPE_HIERARCHY).isPresent(CONTROLLER);
-		boolean handler = controller
-				&& MergedAnnotations.from(specific, SearchStrategy.TYPE_HIERARCHY).isPresent(REQUEST_MAPPING);
 		if (annotation == null) {
-			if (!controller && specific.getDeclaringClass() != Object.class
-					&& AnnotatedElementUtils.hasAnnotation(targetClass, Idempotent.class)) {
-				throw new IdempotentMethodException(targetClass.getName(),
-						"@Idempotent on the class " + targetClass.getName() + ", which is not a controller: on a "
-								+ "class it protects the handler methods of a controller only",
-						"Annotate each method to protect with @Idempotent(key = \"...\") instead.");
-			}
+			checkNotOnClass(specific, targetClass, controller);
 			return null;
 		}
 		String name = describe(specific, targetClass);
-		if (handler) {
-			if (StringUtils.hasText(annotation.key())) {
-				throw new IdempotentMethodException(name,
-						"@Idempotent(key = \"" + annotation.key() + "\") on the web handler " + name
-								+ ": a handler's key is the Idempotency-Key header of its requests",
-						"Remove key from the annotation of the handler.");
-			}
+		if (controller && MergedAnnotations.from(specific, SearchStrategy.TYPE_HIERARCHY).isPresent(REQUEST_MAPPING)) {
+			checkHandler(annotation, name);
 			return null;
 		}
+		checkMethod(specific, annotation, name);
+		Expression key = this.keyExpressions.parse(specific, annotation.key(), name);
+		return new IdempotentMethod(specific, targetClass, annotation, key, fingerprinted(specific));
+	}
+
+	/**
+	 * A class-level annotation protects a controller's handlers; on any other class it
+	 * would protect nothing.
+	 */
+	private static void checkNotOnClass(Method specific, Class<?> targetClass, boolean controller) {
+		if (!controller && specific.getDeclaringClass() != Object.class
+				&& AnnotatedElementUtils.hasAnnotation(targetClass, Idempotent.class)) {
+			throw new IdempotentMethodException(targetClass.getName(),
+					"@Idempotent on the class " + targetClass.getName() + ", which is not a controller: on a "
+							+ "class it protects the handler methods of a controller only",
+					"Annotate each method to protect with @Idempotent(key = \"...\") instead.");
+		}
+	}
+
+	private static void checkHandler(Idempotent annotation, String name) {
+		if (StringUtils.hasText(annotation.key())) {
+			throw new IdempotentMethodException(name,
+					"@Idempotent(key = \"" + annotation.key() + "\") on the web handler " + name
+							+ ": a handler's key is the Idempotency-Key header of its requests",
+					"Remove key from the annotation of the handler.");
+		}
+	}
+
+	private static void checkMethod(Method specific, Idempotent annotation, String name) {
 		if (!StringUtils.hasText(annotation.key())) {
 			throw new IdempotentMethodException(name,
 					"@Idempotent on " + name + ", which is not a web handler, has no key: outside the web layer "
@@ -153,21 +182,16 @@ public final class IdempotentMethods {
 							+ "record that answers its later calls",
 					"Remove cacheResponse = false, or make the method non-transactional.");
 		}
-		Expression key;
-		try {
-			key = PARSER.parseExpression(annotation.key());
-		}
-		catch (ParseException ex) {
-			throw new IdempotentMethodException(name, "The key expression \"" + annotation.key() + "\" of " + name
-					+ " does not parse: " + ex.getMessage(), "Correct the SpEL expression in @Idempotent(key = ...).");
-		}
-		Class<?>[] parameterTypes = specific.getParameterTypes();
+	}
+
+	private static boolean[] fingerprinted(Method method) {
+		Class<?>[] parameterTypes = method.getParameterTypes();
 		boolean[] fingerprinted = new boolean[parameterTypes.length];
 		for (int i = 0; i < parameterTypes.length; i++) {
 			fingerprinted[i] = !isInfrastructure(parameterTypes[i])
 					|| MessagePayloads.carriesPayload(parameterTypes[i]);
 		}
-		return new IdempotentMethod(specific, targetClass, annotation, key, fingerprinted);
+		return fingerprinted;
 	}
 
 	static String describe(Method method, Class<?> targetClass) {

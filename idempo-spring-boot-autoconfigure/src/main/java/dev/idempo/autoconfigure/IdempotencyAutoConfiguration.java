@@ -3,7 +3,7 @@ package dev.idempo.autoconfigure;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
+import java.util.Map;
 
 import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.DispatcherType;
@@ -59,6 +59,7 @@ import org.springframework.web.servlet.config.annotation.AsyncSupportConfigurer;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 /**
@@ -250,19 +251,23 @@ public final class IdempotencyAutoConfiguration {
 
 		/**
 		 * Resolves every {@code @Idempotent} handler's TTL at start-up, so that a bad
-		 * duration or placeholder fails the application rather than its first request.
+		 * duration or placeholder fails the application rather than its first request,
+		 * and warns about annotated handlers that only safe methods reach.
 		 */
 		@Bean
 		SmartInitializingSingleton idempotentHandlersValidator(IdempotentHandlers handlers,
 				ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotencyProperties properties,
 				ConfigurableBeanFactory beanFactory) {
 			return () -> {
-				boolean anyTransactional = mappings.orderedStream()
-					.flatMap((mapping) -> mapping.getHandlerMethods().values().stream())
-					.map(HandlerMethod::createWithResolvedBean)
-					.map(handlers::policy)
-					.filter(Objects::nonNull)
-					.reduce(false, (any, policy) -> any || policy.transactional(), Boolean::logicalOr);
+				boolean anyTransactional = false;
+				for (RequestMappingHandlerMapping mapping : mappings.orderedStream().toList()) {
+					for (Map.Entry<RequestMappingInfo, HandlerMethod> entry : mapping.getHandlerMethods().entrySet()) {
+						HandlerMethod handler = entry.getValue().createWithResolvedBean();
+						IdempotentHandlers.Policy policy = handlers.policy(handler);
+						anyTransactional |= policy != null && policy.transactional();
+						handlers.warnIfOnlySafeMethods(handler, entry.getKey().getMethodsCondition().getMethods());
+					}
+				}
 				if (anyTransactional) {
 					JdbcStoreConfiguration.verifyTransactional(properties.getStore().getType(),
 							(TransactionalClaims) beanFactory.getBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME));

@@ -179,10 +179,20 @@ class IdempotencyAutoConfigurationTests {
 			.withConfiguration(
 					AutoConfigurations.of(DispatcherServletAutoConfiguration.class, WebMvcAutoConfiguration.class))
 			.withUserConfiguration(BadTtlController.class)
-			.run((context) -> assertThat(context).getFailure()
-				.hasStackTraceContaining("@Idempotent(ttl = \"soon\")")
-				.hasStackTraceContaining("BadTtlController")
-				.hasStackTraceContaining("a positive Spring duration"));
+			.run((context) -> {
+				assertThat(context).getFailure()
+					.hasStackTraceContaining("@Idempotent(ttl = \"soon\")")
+					.hasStackTraceContaining("BadTtlController");
+				// the report a bean method's bad ttl gets
+				// (IdempotentMethodsAutoConfigurationTests)
+				FailureAnalysis analysis = new IdempotentHandlerFailureAnalyzer().analyze(context.getStartupFailure());
+				assertThat(analysis).isNotNull();
+				assertThat(analysis.getDescription()).startsWith("idempo cannot protect the handler ")
+					.contains(BadTtlController.class.getName() + "#bad()")
+					.contains("@Idempotent(ttl = \"soon\")")
+					.contains("is not a valid duration: 'soon' is not a valid duration");
+				assertThat(analysis.getAction()).contains("a positive Spring duration of at most 36500d");
+			});
 	}
 
 	@Test

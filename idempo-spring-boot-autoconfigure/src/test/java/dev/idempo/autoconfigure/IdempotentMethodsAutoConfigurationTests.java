@@ -101,6 +101,12 @@ class IdempotentMethodsAutoConfigurationTests {
 	}
 
 	@Test
+	void aKeyNamingAVariableTheMethodHasNoParameterOfFailsStartUpNamingMethodAndVariable() {
+		assertFailure(TypoConfiguration.class, TypoService.class.getName() + ".run(String)",
+				"names #ordr, which is not a parameter of the method");
+	}
+
+	@Test
 	void aTransactionalMethodOnTheMemoryStoreFailsStartUpNamingIt() {
 		assertFailure(TransactionalConfiguration.class, TransactionalService.class.getName() + ".run(String)",
 				"needs the postgres or mysql store");
@@ -294,6 +300,24 @@ class IdempotentMethodsAutoConfigurationTests {
 		@Bean
 		BadExpressionService service() {
 			return new BadExpressionService();
+		}
+
+	}
+
+	public static class TypoService {
+
+		@Idempotent(key = "#ordr")
+		public void run(String order) {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class TypoConfiguration {
+
+		@Bean
+		TypoService service() {
+			return new TypoService();
 		}
 
 	}

@@ -2,13 +2,18 @@ package dev.idempo.web;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.Idempotent;
@@ -23,6 +28,7 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.HttpEntity;
 import org.springframework.util.StringUtils;
 import org.springframework.util.StringValueResolver;
+import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.context.request.async.DeferredResult;
 import org.springframework.web.context.request.async.WebAsyncTask;
 import org.springframework.web.method.HandlerMethod;
@@ -36,6 +42,12 @@ import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBo
  * @author idempo
  */
 public class IdempotentHandlers {
+
+	private static final Log logger = LogFactory.getLog(IdempotentHandlers.class);
+
+	/** Requests with these methods pass through untouched, annotated or not. */
+	private static final Set<RequestMethod> SAFE_METHODS = EnumSet.of(RequestMethod.GET, RequestMethod.HEAD,
+			RequestMethod.OPTIONS, RequestMethod.TRACE);
 
 	/**
 	 * Keyed by method and bean type, not by HandlerMethod, which differs per prototype
@@ -81,7 +93,8 @@ public class IdempotentHandlers {
 	 * The policy of a handler method.
 	 * @param handlerMethod the handler method
 	 * @return its policy, or {@code null} if it is not {@link Idempotent}
-	 * @throws IllegalStateException if its TTL is not a positive duration
+	 * @throws IdempotentHandlerException if its TTL is not a positive duration of at most
+	 * 36500 days, or it is transactional where it cannot be
 	 */
 	public @Nullable Policy policy(HandlerMethod handlerMethod) {
 		HandlerKey key = new HandlerKey(handlerMethod.getMethod(), handlerMethod.getBeanType());
@@ -90,6 +103,24 @@ public class IdempotentHandlers {
 			policy = this.policies.computeIfAbsent(key, (k) -> Optional.ofNullable(resolve(handlerMethod)));
 		}
 		return policy.orElse(null);
+	}
+
+	/**
+	 * Logs a warning if the handler's own {@link Idempotent} protects nothing because it
+	 * is mapped to GET, HEAD, OPTIONS or TRACE only, which pass through untouched. Called
+	 * once per mapped handler at start-up. A class-level annotation is left alone: it
+	 * protects the class's other handlers, and its safe ones are expected.
+	 * @param handlerMethod the handler
+	 * @param methods the request methods it is mapped to (empty: every method)
+	 */
+	public void warnIfOnlySafeMethods(HandlerMethod handlerMethod, Set<RequestMethod> methods) {
+		if (!methods.isEmpty() && SAFE_METHODS.containsAll(methods)
+				&& AnnotatedElementUtils.hasAnnotation(handlerMethod.getMethod(), Idempotent.class)) {
+			String mapped = methods.stream().sorted().map(RequestMethod::name).collect(Collectors.joining(", "));
+			logger.warn("@Idempotent on the handler " + handlerMethod + " protects nothing: it is mapped to " + mapped
+					+ " only, and GET, HEAD, OPTIONS and TRACE requests pass through untouched. Map it to POST, PUT, "
+					+ "PATCH or DELETE, or remove the annotation.");
+		}
 	}
 
 	private @Nullable Policy resolve(HandlerMethod handlerMethod) {
@@ -149,10 +180,12 @@ public class IdempotentHandlers {
 			return ttl;
 		}
 		catch (RuntimeException ex) {
-			throw new IllegalStateException("@Idempotent(ttl = \"" + idempotent.ttl() + "\") on " + handlerMethod
-					+ " is not a valid duration"
-					+ ((value != null && !value.equals(idempotent.ttl())) ? " (resolved to \"" + value + "\")" : "")
-					+ ": use a positive Spring duration of at most 36500d such as \"24h\", \"PT30M\" or \"90s\"", ex);
+			throw new IdempotentHandlerException(handlerMethod,
+					"@Idempotent(ttl = \"" + idempotent.ttl() + "\") on " + handlerMethod + " is not a valid duration"
+							+ ((value != null && !value.equals(idempotent.ttl())) ? " (resolved to \"" + value + "\")"
+									: "")
+							+ ": " + ex.getMessage(),
+					"Use a positive Spring duration of at most 36500d such as \"24h\", \"PT30M\" or \"90s\".");
 		}
 	}
 
