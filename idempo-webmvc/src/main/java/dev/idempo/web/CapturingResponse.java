@@ -34,6 +34,15 @@ import dev.idempo.core.ResponseEnvelope;
  * body outgrows the limit, what was held is written out and the rest streams through:
  * {@link #isOverflowed()} then tells that the response cannot be stored.
  * <p>
+ * From then on (or from {@link #holdEnd()}, for a response that is never captured) the
+ * <em>end</em> of the response is held back until {@link #flushToClient()}, which the
+ * filter calls once the key is stored or released, so that a client never has the whole
+ * response while its key is still claimed: a retry sent the moment it arrived would meet
+ * its own key in progress. Bytes that stream through reach the client as they are written
+ * and flushed, but not the byte that completes a declared {@code Content-Length}, and
+ * closing the stream is left to the container, which closes it (and ends a chunked body)
+ * only after the filter has returned.
+ * <p>
  * Held bytes are reserved from the instance's {@link BufferBudget}, shared with the
  * request bodies held for fingerprints, as they are written. A response that finds no
  * room is treated like one over the limit ({@link #isOverBudget()}): what was held is
@@ -82,6 +91,21 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	/** Whether {@link #outputStream} and {@link #writer} are this wrapper's own. */
 	private boolean ownStreams;
 
+	/**
+	 * Whether the end of the response waits for {@link #flushToClient()}: from the start
+	 * of the capture (or {@link #holdEnd()}) until the key is stored or released.
+	 */
+	private boolean endHeld;
+
+	/** The {@code Content-Length} the application declared, {@code -1} if none. */
+	private long declaredLength = -1;
+
+	/** Body bytes passed on to the wrapped response while the end is held. */
+	private long passedOn;
+
+	/** What would complete the declared length, held until {@link #flushToClient()}. */
+	private final ByteArrayOutputStream heldEnd = new ByteArrayOutputStream(1);
+
 	/** Headers present before the handler ran (set by filters), lower-cased names. */
 	private Map<String, List<String>> headersBefore = Map.of();
 
@@ -117,6 +141,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 			return;
 		}
 		this.capture = Capture.CAPTURING;
+		this.endHeld = true;
 		this.limit = limit;
 		HttpServletResponse response = (HttpServletResponse) getResponse();
 		Map<String, List<String>> before = new LinkedHashMap<>();
@@ -125,6 +150,18 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		}
 		this.headersBefore = before;
 		this.contentTypeBefore = response.getContentType();
+	}
+
+	/**
+	 * Holds back only the end of a response whose body is not captured (its handler's
+	 * policy stores nothing): the body streams through as written, but the client gets
+	 * its end only after {@link #flushToClient()}. A response written before this call
+	 * cannot be held.
+	 */
+	public void holdEnd() {
+		if (this.outputStream == null && this.writer == null && !isCommitted()) {
+			this.endHeld = true;
+		}
 	}
 
 	/**
@@ -389,11 +426,13 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * Writes the held-back body to the client and stops capturing.
+	 * Writes the held-back body to the client and stops capturing, and lets the end of
+	 * the response go: called once the key is stored or released.
 	 * @throws IOException if writing fails
 	 */
 	public void flushToClient() throws IOException {
 		flushWriter();
+		this.endHeld = false;
 		if (this.capture.capturing) {
 			this.capture = Capture.ENDED;
 			if (this.buffer.size() > 0 && !isCommitted() && !containsHeader("Content-Length")) {
@@ -401,15 +440,21 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 			}
 			writeBuffer();
 		}
+		if (this.heldEnd.size() > 0) {
+			this.heldEnd.writeTo(getResponse().getOutputStream());
+			this.heldEnd.reset();
+		}
 	}
 
 	/**
-	 * Throws away the held-back body (the request failed with an exception and the
-	 * container will render an error instead).
+	 * Throws away the held-back body and end (the request failed with an exception and
+	 * the container will render an error instead, or cut a response it had begun).
 	 */
 	public void discard() {
 		flushWriter();
 		this.buffer.reset();
+		dropHeldEnd();
+		this.endHeld = false;
 		endCapture();
 	}
 
@@ -419,7 +464,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 			throw new IllegalStateException("getWriter() has already been called on this response");
 		}
 		if (this.outputStream == null) {
-			this.ownStreams = this.capture.capturing;
+			this.ownStreams = this.capture.capturing || this.endHeld;
 			this.outputStream = this.ownStreams ? new CapturingOutputStream() : super.getOutputStream();
 		}
 		return this.outputStream;
@@ -431,7 +476,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 			throw new IllegalStateException("getOutputStream() has already been called on this response");
 		}
 		if (this.writer == null) {
-			if (this.capture.capturing) {
+			if (this.capture.capturing || this.endHeld) {
 				String encoding = getCharacterEncoding();
 				Charset charset = Charset.forName((encoding != null) ? encoding : "ISO-8859-1");
 				this.ownStreams = true;
@@ -448,6 +493,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	@Override
 	public void flushBuffer() throws IOException {
 		if (!this.capture.capturing) {
+			flushWriter();
 			super.flushBuffer();
 		}
 	}
@@ -457,6 +503,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		flushWriter();
 		super.resetBuffer();
 		this.buffer.reset();
+		dropHeldEnd();
 	}
 
 	@Override
@@ -464,11 +511,61 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		flushWriter();
 		super.reset();
 		this.buffer.reset();
+		dropHeldEnd();
+		this.declaredLength = -1;
 		if (this.ownStreams) {
 			// as the container does: after a reset either getWriter or getOutputStream
 			// may be used
 			this.outputStream = null;
 			this.writer = null;
+		}
+	}
+
+	@Override
+	public void setContentLength(int len) {
+		super.setContentLength(len);
+		this.declaredLength = len;
+	}
+
+	@Override
+	public void setContentLengthLong(long len) {
+		super.setContentLengthLong(len);
+		this.declaredLength = len;
+	}
+
+	@Override
+	public void setHeader(String name, @Nullable String value) {
+		super.setHeader(name, value);
+		declared(name, value);
+	}
+
+	@Override
+	public void addHeader(String name, @Nullable String value) {
+		super.addHeader(name, value);
+		declared(name, value);
+	}
+
+	@Override
+	public void setIntHeader(String name, int value) {
+		super.setIntHeader(name, value);
+		declared(name, Integer.toString(value));
+	}
+
+	@Override
+	public void addIntHeader(String name, int value) {
+		super.addIntHeader(name, value);
+		declared(name, Integer.toString(value));
+	}
+
+	/** Follows the {@code Content-Length} header, which tells where the body ends. */
+	private void declared(String name, @Nullable String value) {
+		if ("Content-Length".equalsIgnoreCase(name)) {
+			try {
+				this.declaredLength = (value != null) ? Long.parseLong(value.trim()) : -1;
+			}
+			catch (NumberFormatException ex) {
+				this.declaredLength = -1;
+			}
 		}
 	}
 
@@ -499,6 +596,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		}
 		flushWriter();
 		this.buffer.reset();
+		dropHeldEnd();
 		endCapture();
 		super.sendRedirect(location);
 	}
@@ -511,6 +609,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		}
 		flushWriter();
 		this.buffer.reset();
+		dropHeldEnd();
 		endCapture();
 		super.sendRedirect(location, sc, clearBuffer);
 	}
@@ -526,6 +625,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		flushWriter();
 		this.errorSent = true;
 		this.buffer.reset();
+		dropHeldEnd();
 		// a held response must be whole when its transaction commits; the container
 		// renders the error page after that, outside of the hold
 		if (this.capture == Capture.HOLDING) {
@@ -568,10 +668,34 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 	private void writeBuffer() throws IOException {
 		if (this.buffer.size() > 0) {
-			ServletOutputStream out = getResponse().getOutputStream();
-			this.buffer.writeTo(out);
+			passOn(this.buffer.array(), 0, this.buffer.size());
 			this.buffer.reset();
 		}
+	}
+
+	/**
+	 * Writes body bytes to the wrapped response, but while the end is held not the byte
+	 * that completes a declared {@code Content-Length} (nor any after it): with it the
+	 * client would have the whole response.
+	 */
+	private void passOn(byte[] b, int off, int len) throws IOException {
+		int through = len;
+		if (this.endHeld && this.declaredLength >= 0) {
+			through = (int) Math.max(0, Math.min(len, this.declaredLength - 1 - this.passedOn));
+			this.passedOn += len;
+			this.heldEnd.write(b, off + through, len - through);
+		}
+		if (through > 0) {
+			getResponse().getOutputStream().write(b, off, through);
+		}
+	}
+
+	/**
+	 * Forgets the held end along with the body it ended (a reset, an error, a redirect).
+	 */
+	private void dropHeldEnd() {
+		this.heldEnd.reset();
+		this.passedOn = 0;
 	}
 
 	private static boolean containsIgnoreCase(Map<String, ?> map, String name) {
@@ -667,7 +791,7 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 				response.buffer.write(b, off, len);
 			}
 			else {
-				response.getResponse().getOutputStream().write(b, off, len);
+				response.passOn(b, off, len);
 			}
 		}
 
@@ -680,7 +804,9 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 
 		@Override
 		public void close() throws IOException {
-			if (!CapturingResponse.this.capture.capturing) {
+			// while the end is held, the container closes the stream when the response
+			// ends, after the key was stored or released
+			if (!CapturingResponse.this.capture.capturing && !CapturingResponse.this.endHeld) {
 				CapturingResponse.this.getResponse().getOutputStream().close();
 			}
 		}

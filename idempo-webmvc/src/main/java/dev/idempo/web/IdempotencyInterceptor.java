@@ -255,12 +255,23 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			execution.responseFilters(request, this.responseFilters);
 		}
 		request.setAttribute(IdempotentExecution.ATTRIBUTE, execution);
-		if (preset == NotStoredReason.NONE) {
-			capture.startCapture(this.settings.maxResponseSize());
-		}
+		hold(capture, preset);
 		BoundCall.bind(request, storageKey);
 		onRequest(request, RequestOutcome.EXECUTED);
 		return true;
+	}
+
+	/**
+	 * Holds the response back to be stored, or (a policy that stores nothing) only its
+	 * end: the client may have the whole response only once the key is free.
+	 */
+	private void hold(CapturingResponse capture, NotStoredReason preset) {
+		if (preset == NotStoredReason.NONE) {
+			capture.startCapture(this.settings.maxResponseSize());
+		}
+		else {
+			capture.holdEnd();
+		}
 	}
 
 	private boolean beginTransactional(HttpServletRequest request, HttpServletResponse response,

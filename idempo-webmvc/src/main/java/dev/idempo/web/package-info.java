@@ -23,17 +23,20 @@
  * {@code sendError} called and the request listener marked the request (it will hear of
  * its end): {@code awaitErrorPage()}; otherwise {@code finish(response)}, which stores or
  * releases (after {@code sendError} without the listener, as under MockMvc: the status,
- * without a body); an exception: {@code fail()}. Then lets the held bytes go. Every path
- * but {@code awaitErrorPage()} and async ends the execution before the filter
- * returns.</td>
+ * without a body); an exception: {@code fail()}. Then lets the held bytes go, and the end
+ * of a response that was not held (the byte that completes its {@code Content-Length};
+ * the container ends a chunked body after the filter returned): the client never has the
+ * whole response before its key is stored or released. Every path but
+ * {@code awaitErrorPage()} and async ends the execution before the filter returns.</td>
  * </tr>
  * <tr>
  * <td>{@link dev.idempo.web.IdempotencyInterceptor}</td>
  * <td>{@code REQUEST} dispatch, request thread, before the handler (last
  * interceptor)</td>
  * <td>Parses the key, fingerprints, claims. Creates the execution in {@code RUNNING}
- * (which starts lease renewal) and starts capturing, or replays or rejects without one. A
- * transactional handler's execution ({@code TransactionalExecution}) is ended in
+ * (which starts lease renewal) and starts capturing (a policy that stores nothing: holds
+ * only the end of the response), or replays or rejects without one. A transactional
+ * handler's execution ({@code TransactionalExecution}) is ended in
  * {@code afterCompletion}, on the same thread, before the filter lets the response
  * go.</td>
  * </tr>

@@ -2,6 +2,9 @@ package dev.idempo.web;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import jakarta.servlet.ServletOutputStream;
 
 import org.junit.jupiter.api.Test;
 
@@ -9,6 +12,7 @@ import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.ResponseEnvelope;
 
+import org.springframework.mock.web.DelegatingServletOutputStream;
 import org.springframework.mock.web.MockHttpServletResponse;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -55,6 +59,90 @@ class CapturingResponseTests {
 		assertThat(response.isStreamed()).isTrue();
 		assertThat(response.isCapturing()).isFalse();
 		assertThat(servletResponse.getContentAsString()).isEqualTo("first second");
+	}
+
+	/**
+	 * A body too large to store streams through, but the byte that completes its declared
+	 * length waits until the key is released: before that the client has no whole
+	 * response to retry after.
+	 */
+	@Test
+	void overflowingBodyWithADeclaredLengthHoldsBackItsLastByteUntilLetGo() throws IOException {
+		MockHttpServletResponse servletResponse = new MockHttpServletResponse();
+		CapturingResponse response = new CapturingResponse(servletResponse);
+		response.startCapture(4);
+		response.setContentLength(10);
+		response.getOutputStream().write("0123".getBytes(StandardCharsets.UTF_8));
+		response.getOutputStream().write("456789".getBytes(StandardCharsets.UTF_8));
+		response.getOutputStream().flush();
+		response.flushBuffer();
+		assertThat(response.isOverflowed()).isTrue();
+		assertThat(servletResponse.getContentAsString()).isEqualTo("012345678");
+		response.flushToClient();
+		assertThat(servletResponse.getContentAsString()).isEqualTo("0123456789");
+	}
+
+	/**
+	 * Closing the stream would end a response (a chunked one, or one whose length is
+	 * computed at the close): while the end is held, the container closes it after the
+	 * key was released.
+	 */
+	@Test
+	void closingTheStreamOfAResponseThatIsNotCapturedWaitsForTheEnd() throws IOException {
+		AtomicBoolean closed = new AtomicBoolean();
+		MockHttpServletResponse servletResponse = new MockHttpServletResponse() {
+
+			@Override
+			public ServletOutputStream getOutputStream() {
+				return new DelegatingServletOutputStream(super.getOutputStream()) {
+
+					@Override
+					public void close() throws IOException {
+						closed.set(true);
+						super.close();
+					}
+
+				};
+			}
+
+		};
+		CapturingResponse response = new CapturingResponse(servletResponse);
+		response.holdEnd();
+		response.getOutputStream().write("streamed".getBytes(StandardCharsets.UTF_8));
+		response.getOutputStream().close();
+		assertThat(servletResponse.getContentAsString()).isEqualTo("streamed");
+		assertThat(closed).isFalse();
+		response.flushToClient();
+		response.getOutputStream().close();
+		assertThat(closed).isTrue();
+	}
+
+	@Test
+	void streamThatDeclaresItsLengthHoldsBackOnlyTheByteThatCompletesIt() throws IOException {
+		MockHttpServletResponse servletResponse = new MockHttpServletResponse();
+		CapturingResponse response = new CapturingResponse(servletResponse);
+		response.startCapture(1024);
+		response.stopCapture();
+		response.setHeader("Content-Length", "6");
+		response.getOutputStream().write("ab".getBytes(StandardCharsets.UTF_8));
+		assertThat(servletResponse.getContentAsString()).isEqualTo("ab");
+		response.getOutputStream().write("cdef".getBytes(StandardCharsets.UTF_8));
+		assertThat(servletResponse.getContentAsString()).isEqualTo("abcde");
+		response.flushToClient();
+		assertThat(servletResponse.getContentAsString()).isEqualTo("abcdef");
+	}
+
+	@Test
+	void aResetForgetsTheHeldEnd() throws IOException {
+		MockHttpServletResponse servletResponse = new MockHttpServletResponse();
+		CapturingResponse response = new CapturingResponse(servletResponse);
+		response.holdEnd();
+		response.setContentLength(3);
+		response.getOutputStream().write("abc".getBytes(StandardCharsets.UTF_8));
+		response.reset();
+		response.getOutputStream().write("xyz".getBytes(StandardCharsets.UTF_8));
+		response.flushToClient();
+		assertThat(servletResponse.getContentAsString()).isEqualTo("xyz");
 	}
 
 	@Test

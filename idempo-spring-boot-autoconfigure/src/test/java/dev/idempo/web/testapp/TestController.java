@@ -269,6 +269,54 @@ public class TestController {
 		return Map.of("execution", this.executions.increment("no-cache"));
 	}
 
+	/** As {@link #noCache()}, with a body whose length is declared. */
+	@PostMapping(path = "/no-cache-text", produces = MediaType.TEXT_PLAIN_VALUE)
+	@Idempotent(cacheResponse = false)
+	String noCacheText() {
+		return "not stored, execution " + this.executions.increment("no-cache-text");
+	}
+
+	/** A handler that closes its response's stream itself, which ends a chunked body. */
+	@PostMapping("/no-cache-closed")
+	@Idempotent(cacheResponse = false)
+	void noCacheClosed(HttpServletResponse response) throws IOException {
+		int execution = this.executions.increment("no-cache-closed");
+		response.setContentType(MediaType.TEXT_PLAIN_VALUE);
+		response.getOutputStream().write(("closed, execution " + execution).getBytes(StandardCharsets.UTF_8));
+		response.getOutputStream().close();
+	}
+
+	@PostMapping(path = "/callable-bytes", produces = MediaType.APPLICATION_OCTET_STREAM_VALUE)
+	@Idempotent
+	Callable<byte[]> callableBytes(@RequestParam int size) {
+		return () -> {
+			int execution = this.executions.increment("callable-bytes");
+			byte[] bytes = new byte[size];
+			new Random(execution).nextBytes(bytes);
+			return bytes;
+		};
+	}
+
+	/** A stream that declares its length: its last byte completes the response. */
+	@PostMapping("/sized-stream")
+	@Idempotent
+	ResponseEntity<StreamingResponseBody> sizedStream() {
+		byte[] body = ("stream of execution " + this.executions.increment("sized-stream"))
+			.getBytes(StandardCharsets.UTF_8);
+		return ResponseEntity.ok().contentLength(body.length).body((out) -> out.write(body));
+	}
+
+	/** A stream that closes its output itself, which ends a chunked response. */
+	@PostMapping("/closed-stream")
+	@Idempotent
+	StreamingResponseBody closedStream() {
+		int execution = this.executions.increment("closed-stream");
+		return (out) -> {
+			out.write(("stream of execution " + execution).getBytes(StandardCharsets.UTF_8));
+			out.close();
+		};
+	}
+
 	@PostMapping("/required")
 	@Idempotent(required = true)
 	Map<String, Object> required() {
