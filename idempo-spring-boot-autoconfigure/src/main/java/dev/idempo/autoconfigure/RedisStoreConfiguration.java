@@ -1,7 +1,5 @@
 package dev.idempo.autoconfigure;
 
-import java.time.Duration;
-
 import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.redis.RedisLockingStore;
@@ -48,39 +46,20 @@ class RedisStoreConfiguration {
 	RedisLockingStore idempotencyLockingStore(IdempotencyRedisStoreProperties redis,
 			@Qualifier(CONNECTION_FACTORY_BEAN_NAME) ObjectProvider<RedisConnectionFactory> dedicatedConnectionFactory,
 			ObjectProvider<RedisConnectionFactory> connectionFactories) {
-		String keyPrefix = redis.getKeyPrefix();
-		if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
-			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
-					"idempo.store.redis.key-prefix '" + keyPrefix
-							+ "' contains '{' or '}', which would replace the hash tag of every key.",
-					"Set idempo.store.redis.key-prefix to a prefix without braces, such as 'idempo:'.");
-		}
 		RedisConnectionFactory connectionFactory = dedicatedConnectionFactory
 			.getIfAvailable(connectionFactories::getIfUnique);
 		if (connectionFactory == null) {
 			throw noConnectionFactory(connectionFactories.stream().count());
 		}
 		checkReplicaAcknowledgements(redis, connectionFactory);
-		return new RedisLockingStore(connectionFactory, keyPrefix)
+		return new RedisLockingStore(connectionFactory, redis.getKeyPrefix())
 			.withReplicaAcknowledgements(redis.getReplicaAcknowledgements(), redis.getReplicaAcknowledgementTimeout());
 	}
 
 	private static void checkReplicaAcknowledgements(IdempotencyRedisStoreProperties redis,
 			RedisConnectionFactory connectionFactory) {
+		// the values themselves are checked when bound (IdempotencyRedisStoreProperties)
 		int replicas = redis.getReplicaAcknowledgements();
-		if (replicas < 0) {
-			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
-					"idempo.store.redis.replica-acknowledgements is " + replicas + ".",
-					"Set idempo.store.redis.replica-acknowledgements to 0 (do not wait) or to the number of replicas "
-							+ "that must acknowledge each stored response.");
-		}
-		Duration timeout = redis.getReplicaAcknowledgementTimeout();
-		if (replicas > 0 && (timeout.isNegative() || timeout.isZero())) {
-			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
-					"idempo.store.redis.replica-acknowledgement-timeout is " + timeout + ".",
-					"Set idempo.store.redis.replica-acknowledgement-timeout to a positive duration such as 1s "
-							+ "(Redis would wait forever for 0).");
-		}
 		if (replicas > 0 && !(LETTUCE_PRESENT && Lettuce.isLettuce(connectionFactory))) {
 			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
 					"idempo.store.redis.replica-acknowledgements is " + replicas
