@@ -1,5 +1,7 @@
 package dev.idempo.autoconfigure;
 
+import org.jspecify.annotations.Nullable;
+
 import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.redis.RedisLockingStore;
@@ -12,6 +14,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.util.ClassUtils;
 
@@ -56,6 +59,26 @@ class RedisStoreConfiguration {
 			.withReplicaAcknowledgements(redis.getReplicaAcknowledgements(), redis.getReplicaAcknowledgementTimeout());
 	}
 
+	@Bean
+	IdempotencyStoreStartupCheck idempotencyStoreStartupCheck(ObjectProvider<RedisLockingStore> store,
+			IdempotencyProperties properties,
+			@Qualifier(CONNECTION_FACTORY_BEAN_NAME) ObjectProvider<RedisConnectionFactory> dedicatedConnectionFactory,
+			ObjectProvider<RedisConnectionFactory> connectionFactories) {
+		RedisConnectionFactory connectionFactory = dedicatedConnectionFactory
+			.getIfAvailable(connectionFactories::getIfUnique);
+		return new IdempotencyStoreStartupCheck(store.getIfAvailable(), "redis", address(connectionFactory),
+				properties.getStoreFailure().getMode() == IdempotencyProperties.StoreFailureMode.FAIL_OPEN);
+	}
+
+	/** Where Redis is, as far as the connection factory tells, without credentials. */
+	static String address(@Nullable RedisConnectionFactory connectionFactory) {
+		if (connectionFactory == null) {
+			return "(no connection factory)";
+		}
+		return (LETTUCE_PRESENT && Lettuce.isLettuce(connectionFactory)) ? Lettuce.address(connectionFactory)
+				: connectionFactory.getClass().getSimpleName();
+	}
+
 	private static void checkReplicaAcknowledgements(IdempotencyRedisStoreProperties redis,
 			RedisConnectionFactory connectionFactory) {
 		// the values themselves are checked when bound (IdempotencyRedisStoreProperties)
@@ -85,6 +108,19 @@ class RedisStoreConfiguration {
 
 		static boolean isCluster(RedisConnectionFactory connectionFactory) {
 			return connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();
+		}
+
+		static String address(RedisConnectionFactory connectionFactory) {
+			LettuceConnectionFactory lettuce = (LettuceConnectionFactory) connectionFactory;
+			if (lettuce.isClusterAware() && lettuce.getClusterConfiguration() != null) {
+				return "cluster " + lettuce.getClusterConfiguration().getClusterNodes();
+			}
+			if (lettuce.isRedisSentinelAware() && lettuce.getSentinelConfiguration() != null) {
+				RedisSentinelConfiguration sentinel = lettuce.getSentinelConfiguration();
+				return "master " + sentinel.getMaster() + " of sentinels " + sentinel.getSentinels() + ", database "
+						+ lettuce.getDatabase();
+			}
+			return lettuce.getHostName() + ":" + lettuce.getPort() + ", database " + lettuce.getDatabase();
 		}
 
 	}
