@@ -39,7 +39,8 @@ import org.springframework.jdbc.CannotGetJdbcConnectionException;
  * If the database cannot be reached at start-up and {@code continue-on-error} is set (the
  * default), the application starts anyway: keyed requests answer 503 (the store cannot
  * reach its database either) and the script runs in the background, every half second at
- * first and then less often (at most every 30 seconds), until it has run once.
+ * first and then less often (at most every 30 seconds), until it has run once. This is
+ * logged at INFO: the store's {@link IdempotencyStoreStartupCheck} logs the WARN line.
  *
  * @author idempo
  */
@@ -83,9 +84,11 @@ public class IdempotencyJdbcSchemaInitializer extends
 			if (!this.continueOnError || !isUnreachable(ex)) {
 				throw ex;
 			}
-			logger.warn("idempo cannot reach its database to create the table " + this.tableName + " at start-up; "
-					+ "starting anyway (keyed requests answer 503 until the database answers) and creating it "
-					+ "once the database answers: " + ex.getMessage());
+			// the store's start-up check logs the one WARN line, with the cause and
+			// whether
+			// it looks like an outage or a configuration error
+			logger.info("idempo cannot reach its database to create the table " + this.tableName + " at start-up; "
+					+ "starting anyway and creating it once the database answers: " + ex.getMessage());
 			ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor((runnable) -> {
 				Thread thread = new Thread(runnable, "idempo-schema");
 				thread.setDaemon(true);

@@ -11,14 +11,20 @@ import dev.idempo.method.IdempotentMethodAdvisor;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
 
 /**
- * Configuration properties for idempo.
+ * Configuration properties for idempo. Checked when bound: a value out of range fails
+ * start-up naming the property.
  *
  * @author idempo
  */
 @ConfigurationProperties("idempo")
-public class IdempotencyProperties {
+public class IdempotencyProperties implements Validator {
+
+	/** An HTTP header name: an RFC 9110 token. */
+	static final String HEADER_NAME = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 
 	/**
 	 * Whether idempotency keys are handled. When false, @Idempotent handlers run as if
@@ -27,7 +33,7 @@ public class IdempotencyProperties {
 	private boolean enabled = true;
 
 	/**
-	 * Name of the request header that carries the idempotency key.
+	 * Name of the request header that carries the idempotency key (an HTTP header name).
 	 */
 	private String keyHeader = "Idempotency-Key";
 
@@ -45,26 +51,28 @@ public class IdempotencyProperties {
 
 	/**
 	 * How long a completed response is kept and replayed, unless @Idempotent(ttl) says
-	 * otherwise. At most 36500d (100 years).
+	 * otherwise. Positive, at most 36500d (100 years).
 	 */
 	private Duration responseTtl = Duration.ofHours(24);
 
 	/**
 	 * How long a claim survives without renewal on stores whose claims are leases
 	 * (memory, Redis). Renewed about every third of this while the handler runs.
+	 * Positive, at most 36500d.
 	 */
 	private Duration lockTtl = Duration.ofSeconds(30);
 
 	/**
 	 * Largest response body that is stored. Larger responses are sent unchanged but not
-	 * stored, and the key is released.
+	 * stored, and the key is released. Not negative; 0 stores only responses without a
+	 * body.
 	 */
 	private DataSize maxResponseSize = DataSize.ofMegabytes(1);
 
 	/**
 	 * Largest request body read into memory to fingerprint a protected request. Larger
 	 * bodies get 413. Form and multipart bodies are read by the container instead and are
-	 * not limited by this.
+	 * not limited by this. Not negative.
 	 */
 	private DataSize maxRequestSize = DataSize.ofMegabytes(10);
 
@@ -72,8 +80,8 @@ public class IdempotencyProperties {
 	 * Most bytes idempo holds in memory at once, across all requests of this instance:
 	 * request bodies held for fingerprints and responses held until they are stored. A
 	 * keyed request whose body would exceed it gets 503 before its body is held; a
-	 * response that would exceed it is sent as written and not stored. Unset: a quarter
-	 * of the maximum heap.
+	 * response that would exceed it is sent as written and not stored. Positive; unset: a
+	 * quarter of the maximum heap.
 	 */
 	private @Nullable DataSize maxBufferedSize;
 
@@ -230,6 +238,63 @@ public class IdempotencyProperties {
 		return this.method;
 	}
 
+	@Override
+	public boolean supports(Class<?> type) {
+		return IdempotencyProperties.class.isAssignableFrom(type);
+	}
+
+	@Override
+	public void validate(Object target, Errors errors) {
+		IdempotencyProperties properties = (IdempotencyProperties) target;
+		if (!properties.getKeyHeader().matches(HEADER_NAME)) {
+			errors.rejectValue("keyHeader", "idempo.key-header", "must be an HTTP header name (a token)");
+		}
+		for (String alias : properties.getKeyHeaderAliases()) {
+			if (!alias.trim().matches(HEADER_NAME)) {
+				errors.rejectValue("keyHeaderAliases", "idempo.key-header-aliases",
+						"'" + alias + "' is not an HTTP header name (a token)");
+			}
+		}
+		rejectInvalidTtl(errors, "responseTtl", "idempo.response-ttl", properties.getResponseTtl());
+		rejectInvalidTtl(errors, "lockTtl", "idempo.lock-ttl", properties.getLockTtl());
+		if (properties.getMaxResponseSize().isNegative()) {
+			errors.rejectValue("maxResponseSize", "idempo.max-response-size",
+					"must not be negative (0 stores only responses without a body)");
+		}
+		if (properties.getMaxRequestSize().isNegative()) {
+			errors.rejectValue("maxRequestSize", "idempo.max-request-size", "must not be negative");
+		}
+		DataSize maxBufferedSize = properties.getMaxBufferedSize();
+		if (maxBufferedSize != null && maxBufferedSize.toBytes() <= 0) {
+			errors.rejectValue("maxBufferedSize", "idempo.max-buffered-size",
+					"must be positive (leave it unset for a quarter of the maximum heap)");
+		}
+		rejectNegative(errors, "conflict.retryAfter", "idempo.conflict.retry-after",
+				properties.getConflict().getRetryAfter());
+		rejectNegative(errors, "conflict.waitTimeout", "idempo.conflict.wait-timeout",
+				properties.getConflict().getWaitTimeout());
+		rejectNegative(errors, "storeFailure.retryAfter", "idempo.store-failure.retry-after",
+				properties.getStoreFailure().getRetryAfter());
+	}
+
+	private static void rejectInvalidTtl(Errors errors, String field, String property, Duration ttl) {
+		if (!IdempotencySettings.isValidTtl(ttl)) {
+			errors.rejectValue(field, property, "must be positive and at most 36500d (100 years)");
+		}
+	}
+
+	static void rejectNegative(Errors errors, String field, String property, Duration duration) {
+		if (duration.isNegative()) {
+			errors.rejectValue(field, property, "must not be negative");
+		}
+	}
+
+	static void rejectNonPositive(Errors errors, String field, String property, Duration duration) {
+		if (duration.isNegative() || duration.isZero()) {
+			errors.rejectValue(field, property, "must be positive");
+		}
+	}
+
 	/**
 	 * Idempotent methods outside the web layer (@Idempotent with a key) and the
 	 * IdempotencyTemplate.
@@ -307,14 +372,14 @@ public class IdempotencyProperties {
 	public static class Conflict {
 
 		/**
-		 * Retry-After sent with 409, rounded up to whole seconds.
+		 * Retry-After sent with 409, rounded up to whole seconds. Not negative.
 		 */
 		private Duration retryAfter = Duration.ofSeconds(1);
 
 		/**
 		 * How long a duplicate waits for the first request to finish before getting 409.
 		 * When it finishes in time, the duplicate gets its response replayed. Zero
-		 * answers 409 at once. A waiting duplicate holds a request thread.
+		 * answers 409 at once; not negative. A waiting duplicate holds a request thread.
 		 */
 		private Duration waitTimeout = Duration.ZERO;
 
@@ -348,7 +413,7 @@ public class IdempotencyProperties {
 		private StoreFailureMode mode = StoreFailureMode.FAIL_CLOSED;
 
 		/**
-		 * Retry-After sent with 503, rounded up to whole seconds.
+		 * Retry-After sent with 503, rounded up to whole seconds. Not negative.
 		 */
 		private Duration retryAfter = Duration.ofSeconds(5);
 

@@ -3,16 +3,19 @@ package dev.idempo.autoconfigure;
 import java.time.Duration;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
 
 /**
  * Configuration properties of the Redis store ({@code idempo.store.redis.*}), apart from
  * {@link IdempotencyProperties} as Spring Boot keeps each concern's properties in a class
- * of its own.
+ * of its own. Checked when bound: a value out of range fails start-up naming the
+ * property.
  *
  * @author idempo
  */
 @ConfigurationProperties("idempo.store.redis")
-public class IdempotencyRedisStoreProperties {
+public class IdempotencyRedisStoreProperties implements Validator {
 
 	/**
 	 * Prefix of every Redis key the store writes. Keys are "<prefix>{<digest>}:lock" and
@@ -22,16 +25,17 @@ public class IdempotencyRedisStoreProperties {
 
 	/**
 	 * How many replicas must acknowledge a stored response (Redis WAIT) before it is
-	 * sent. 0 does not wait. Fewer acknowledgements in time are counted, not failed: the
-	 * handler has run, so the response is sent anyway. Lettuce only, standalone or
-	 * Sentinel (not Redis Cluster, not Jedis); each complete then runs on a connection of
-	 * its own, so enable Lettuce's pool.
+	 * sent. 0 (the least) does not wait. Fewer acknowledgements in time are counted, not
+	 * failed: the handler has run, so the response is sent anyway. Lettuce only,
+	 * standalone or Sentinel (not Redis Cluster, not Jedis); each complete then runs on a
+	 * connection of its own, so enable Lettuce's pool.
 	 */
 	private int replicaAcknowledgements;
 
 	/**
 	 * Longest a stored response waits for replica acknowledgements before it is sent
-	 * anyway. Keep it below spring.data.redis.timeout.
+	 * anyway. Positive (Redis would take 0 as forever); keep it below
+	 * spring.data.redis.timeout.
 	 */
 	private Duration replicaAcknowledgementTimeout = Duration.ofSeconds(1);
 
@@ -57,6 +61,29 @@ public class IdempotencyRedisStoreProperties {
 
 	public void setReplicaAcknowledgementTimeout(Duration replicaAcknowledgementTimeout) {
 		this.replicaAcknowledgementTimeout = replicaAcknowledgementTimeout;
+	}
+
+	@Override
+	public boolean supports(Class<?> type) {
+		return IdempotencyRedisStoreProperties.class.isAssignableFrom(type);
+	}
+
+	@Override
+	public void validate(Object target, Errors errors) {
+		IdempotencyRedisStoreProperties properties = (IdempotencyRedisStoreProperties) target;
+		if (properties.getKeyPrefix().indexOf('{') >= 0 || properties.getKeyPrefix().indexOf('}') >= 0) {
+			errors.rejectValue("keyPrefix", "idempo.store.redis.key-prefix",
+					"must not contain '{' or '}', which would replace the hash tag of every key");
+		}
+		if (properties.getReplicaAcknowledgements() < 0) {
+			errors.rejectValue("replicaAcknowledgements", "idempo.store.redis.replica-acknowledgements",
+					"must be 0 (do not wait) or more");
+		}
+		Duration timeout = properties.getReplicaAcknowledgementTimeout();
+		if (timeout.isNegative() || timeout.isZero()) {
+			errors.rejectValue("replicaAcknowledgementTimeout", "idempo.store.redis.replica-acknowledgement-timeout",
+					"must be positive (Redis would wait forever for 0)");
+		}
 	}
 
 }

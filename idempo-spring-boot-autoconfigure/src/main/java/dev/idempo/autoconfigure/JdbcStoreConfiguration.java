@@ -31,8 +31,9 @@ import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitializat
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
-import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+import org.springframework.jdbc.datasource.AbstractDriverBasedDataSource;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
@@ -213,6 +214,31 @@ class JdbcStoreConfiguration {
 	}
 
 	/**
+	 * The start-up check of the store, which reaches the database where its lock sessions
+	 * do.
+	 */
+	static IdempotencyStoreStartupCheck startupCheck(StoreType type, @Nullable JdbcLockingStore store,
+			IdempotencyProperties properties, IdempotencyJdbcStoreProperties jdbc, ObjectProvider<DataSource> dedicated,
+			ObjectProvider<DataSource> application) {
+		String address = (store != null) ? address(lockSessionDataSource(type, settings(jdbc), dedicated, application))
+				: "";
+		return new IdempotencyStoreStartupCheck(store, type.name().toLowerCase(Locale.ROOT), address,
+				properties.getStoreFailure().getMode() == IdempotencyProperties.StoreFailureMode.FAIL_OPEN);
+	}
+
+	/**
+	 * The URL of a data source without its parameters and user information, which may
+	 * hold a password; else its class.
+	 */
+	static String address(DataSource dataSource) {
+		String url = (dataSource instanceof AbstractDriverBasedDataSource driverBased) ? driverBased.getUrl() : null;
+		if (url == null) {
+			return dataSource.getClass().getName();
+		}
+		return url.replaceFirst("[?;].*$", "").replaceFirst("//[^/@]*@", "//");
+	}
+
+	/**
 	 * Where the schema script runs: the dedicated data source, else the application's.
 	 */
 	static DataSource schemaDataSource(StoreType type, ObjectProvider<DataSource> dedicated,
@@ -370,6 +396,14 @@ class JdbcStoreConfiguration {
 					properties.getPostgres().getLockNamespace());
 		}
 
+		@Bean
+		IdempotencyStoreStartupCheck idempotencyStoreStartupCheck(ObjectProvider<JdbcLockingStore> store,
+				IdempotencyProperties properties, IdempotencyJdbcStoreProperties jdbc,
+				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
+				ObjectProvider<DataSource> application) {
+			return startupCheck(StoreType.POSTGRES, store.getIfAvailable(), properties, jdbc, dedicated, application);
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -405,6 +439,14 @@ class JdbcStoreConfiguration {
 			JdbcStoreSettings settings = settings(properties);
 			return JdbcLockingStore.mysql(lockSessionDataSource(StoreType.MYSQL, settings, dedicated, application),
 					settings, properties.getMysql().getLockPrefix());
+		}
+
+		@Bean
+		IdempotencyStoreStartupCheck idempotencyStoreStartupCheck(ObjectProvider<JdbcLockingStore> store,
+				IdempotencyProperties properties, IdempotencyJdbcStoreProperties jdbc,
+				@Qualifier(DATA_SOURCE_BEAN_NAME) ObjectProvider<DataSource> dedicated,
+				ObjectProvider<DataSource> application) {
+			return startupCheck(StoreType.MYSQL, store.getIfAvailable(), properties, jdbc, dedicated, application);
 		}
 
 	}

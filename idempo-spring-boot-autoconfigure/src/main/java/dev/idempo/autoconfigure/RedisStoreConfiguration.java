@@ -1,6 +1,6 @@
 package dev.idempo.autoconfigure;
 
-import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempo.store.LockingStore;
@@ -14,6 +14,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.util.ClassUtils;
 
@@ -48,39 +49,40 @@ class RedisStoreConfiguration {
 	RedisLockingStore idempotencyLockingStore(IdempotencyRedisStoreProperties redis,
 			@Qualifier(CONNECTION_FACTORY_BEAN_NAME) ObjectProvider<RedisConnectionFactory> dedicatedConnectionFactory,
 			ObjectProvider<RedisConnectionFactory> connectionFactories) {
-		String keyPrefix = redis.getKeyPrefix();
-		if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
-			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
-					"idempo.store.redis.key-prefix '" + keyPrefix
-							+ "' contains '{' or '}', which would replace the hash tag of every key.",
-					"Set idempo.store.redis.key-prefix to a prefix without braces, such as 'idempo:'.");
-		}
 		RedisConnectionFactory connectionFactory = dedicatedConnectionFactory
 			.getIfAvailable(connectionFactories::getIfUnique);
 		if (connectionFactory == null) {
 			throw noConnectionFactory(connectionFactories.stream().count());
 		}
 		checkReplicaAcknowledgements(redis, connectionFactory);
-		return new RedisLockingStore(connectionFactory, keyPrefix)
+		return new RedisLockingStore(connectionFactory, redis.getKeyPrefix())
 			.withReplicaAcknowledgements(redis.getReplicaAcknowledgements(), redis.getReplicaAcknowledgementTimeout());
+	}
+
+	@Bean
+	IdempotencyStoreStartupCheck idempotencyStoreStartupCheck(ObjectProvider<RedisLockingStore> store,
+			IdempotencyProperties properties,
+			@Qualifier(CONNECTION_FACTORY_BEAN_NAME) ObjectProvider<RedisConnectionFactory> dedicatedConnectionFactory,
+			ObjectProvider<RedisConnectionFactory> connectionFactories) {
+		RedisConnectionFactory connectionFactory = dedicatedConnectionFactory
+			.getIfAvailable(connectionFactories::getIfUnique);
+		return new IdempotencyStoreStartupCheck(store.getIfAvailable(), "redis", address(connectionFactory),
+				properties.getStoreFailure().getMode() == IdempotencyProperties.StoreFailureMode.FAIL_OPEN);
+	}
+
+	/** Where Redis is, as far as the connection factory tells, without credentials. */
+	static String address(@Nullable RedisConnectionFactory connectionFactory) {
+		if (connectionFactory == null) {
+			return "(no connection factory)";
+		}
+		return (LETTUCE_PRESENT && Lettuce.isLettuce(connectionFactory)) ? Lettuce.address(connectionFactory)
+				: connectionFactory.getClass().getSimpleName();
 	}
 
 	private static void checkReplicaAcknowledgements(IdempotencyRedisStoreProperties redis,
 			RedisConnectionFactory connectionFactory) {
+		// the values themselves are checked when bound (IdempotencyRedisStoreProperties)
 		int replicas = redis.getReplicaAcknowledgements();
-		if (replicas < 0) {
-			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
-					"idempo.store.redis.replica-acknowledgements is " + replicas + ".",
-					"Set idempo.store.redis.replica-acknowledgements to 0 (do not wait) or to the number of replicas "
-							+ "that must acknowledge each stored response.");
-		}
-		Duration timeout = redis.getReplicaAcknowledgementTimeout();
-		if (replicas > 0 && (timeout.isNegative() || timeout.isZero())) {
-			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
-					"idempo.store.redis.replica-acknowledgement-timeout is " + timeout + ".",
-					"Set idempo.store.redis.replica-acknowledgement-timeout to a positive duration such as 1s "
-							+ "(Redis would wait forever for 0).");
-		}
 		if (replicas > 0 && !(LETTUCE_PRESENT && Lettuce.isLettuce(connectionFactory))) {
 			throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
 					"idempo.store.redis.replica-acknowledgements is " + replicas
@@ -106,6 +108,19 @@ class RedisStoreConfiguration {
 
 		static boolean isCluster(RedisConnectionFactory connectionFactory) {
 			return connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();
+		}
+
+		static String address(RedisConnectionFactory connectionFactory) {
+			LettuceConnectionFactory lettuce = (LettuceConnectionFactory) connectionFactory;
+			if (lettuce.isClusterAware() && lettuce.getClusterConfiguration() != null) {
+				return "cluster " + lettuce.getClusterConfiguration().getClusterNodes();
+			}
+			if (lettuce.isRedisSentinelAware() && lettuce.getSentinelConfiguration() != null) {
+				RedisSentinelConfiguration sentinel = lettuce.getSentinelConfiguration();
+				return "master " + sentinel.getMaster() + " of sentinels " + sentinel.getSentinels() + ", database "
+						+ lettuce.getDatabase();
+			}
+			return lettuce.getHostName() + ":" + lettuce.getPort() + ", database " + lettuce.getDatabase();
 		}
 
 	}
