@@ -345,22 +345,8 @@ final class BatchRunner {
 			logger.debug("A batch of " + batch.size() + " operation(s) failed on idempotency " + session
 					+ "; settling it from what the database holds", failure);
 		}
-		Facts facts;
-		try {
-			facts = facts(session, batch);
-		}
-		catch (SQLException | RuntimeException ex) {
-			failure.addSuppressed(ex);
-			if (session.isDead(ex)) {
-				died(session, batch, failure, opened, "failed while recovering from a failed batch");
-			}
-			else {
-				unknown(session, batch, failure);
-			}
-			return;
-		}
+		Facts facts = factsOrSettled(session, batch, failure, opened);
 		if (facts == null) {
-			died(session, batch, failure, opened, "closed to settle a failed batch whose locks collide");
 			return;
 		}
 		Batch again = new Batch(batch.shared);
@@ -444,6 +430,31 @@ final class BatchRunner {
 				died(session, one, failure, false, "failed while rerunning a failed batch");
 			}
 		}
+	}
+
+	/**
+	 * Reads the facts of a failed batch; {@code null}: they could not be read, or one of
+	 * its locks is shared, and the batch was settled without them.
+	 */
+	private @Nullable Facts factsOrSettled(LockSession session, Batch batch, Exception failure, boolean opened) {
+		Facts facts;
+		try {
+			facts = facts(session, batch);
+		}
+		catch (SQLException | RuntimeException ex) {
+			failure.addSuppressed(ex);
+			if (session.isDead(ex)) {
+				died(session, batch, failure, opened, "failed while recovering from a failed batch");
+			}
+			else {
+				unknown(session, batch, failure);
+			}
+			return null;
+		}
+		if (facts == null) {
+			died(session, batch, failure, opened, "closed to settle a failed batch whose locks collide");
+		}
+		return facts;
 	}
 
 	/**
