@@ -351,34 +351,7 @@ final class BatchRunner {
 		}
 		Batch again = new Batch(batch.shared);
 		Recovery recovery = new Recovery();
-		for (Operation complete : batch.completes) {
-			Held held = facts.of(complete.holder);
-			StoredRecord record = facts.records().get(complete.holder.key);
-			if (record != null && record.equals(complete.record)) {
-				// committed before the failure
-				if (held != Held.NOT_HELD) {
-					recovery.free(complete.holder, true);
-				}
-				else {
-					this.guard.forget(complete.holder);
-				}
-				recovery.stored.add(complete);
-			}
-			else if (held == Held.NOT_HELD) {
-				finished(complete, false);
-			}
-			else if (rerun) {
-				if (held == Held.HELD_SPENT) {
-					recovery.restore.add(lockOf(complete.holder));
-				}
-				again.completes.add(complete);
-			}
-			else {
-				// a store that fails alone is rolled back and frees its lock
-				recovery.free(complete.holder, true);
-				recovery.failed.add(complete);
-			}
-		}
+		recoverCompletes(batch, facts, recovery, again, rerun);
 		for (Operation release : batch.releases) {
 			if (facts.of(release.holder) == Held.NOT_HELD) {
 				finished(release, true);
@@ -455,6 +428,41 @@ final class BatchRunner {
 			died(session, batch, failure, opened, "closed to settle a failed batch whose locks collide");
 		}
 		return facts;
+	}
+
+	/**
+	 * Decides from the facts what becomes of each complete of a failed batch: committed,
+	 * lost, run again or failed.
+	 */
+	private void recoverCompletes(Batch batch, Facts facts, Recovery recovery, Batch again, boolean rerun) {
+		for (Operation complete : batch.completes) {
+			Held held = facts.of(complete.holder);
+			StoredRecord record = facts.records().get(complete.holder.key);
+			if (record != null && record.equals(complete.record)) {
+				// committed before the failure
+				if (held != Held.NOT_HELD) {
+					recovery.free(complete.holder, true);
+				}
+				else {
+					this.guard.forget(complete.holder);
+				}
+				recovery.stored.add(complete);
+			}
+			else if (held == Held.NOT_HELD) {
+				finished(complete, false);
+			}
+			else if (rerun) {
+				if (held == Held.HELD_SPENT) {
+					recovery.restore.add(lockOf(complete.holder));
+				}
+				again.completes.add(complete);
+			}
+			else {
+				// a store that fails alone is rolled back and frees its lock
+				recovery.free(complete.holder, true);
+				recovery.failed.add(complete);
+			}
+		}
 	}
 
 	/**
