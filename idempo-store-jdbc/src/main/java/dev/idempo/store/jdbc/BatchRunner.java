@@ -352,14 +352,7 @@ final class BatchRunner {
 		Batch again = new Batch(batch.shared);
 		Recovery recovery = new Recovery();
 		recoverCompletes(batch, facts, recovery, again, rerun);
-		for (Operation release : batch.releases) {
-			if (facts.of(release.holder) == Held.NOT_HELD) {
-				finished(release, true);
-			}
-			else {
-				(rerun ? again.releases : recovery.failed).add(release);
-			}
-		}
+		recoverReleases(batch, facts, recovery, again, rerun);
 		List<Holder> stillLocked = new ArrayList<>();
 		for (Holder holder : batch.unlocks) {
 			if (facts.of(holder) != Held.NOT_HELD) {
@@ -461,6 +454,21 @@ final class BatchRunner {
 				// a store that fails alone is rolled back and frees its lock
 				recovery.free(complete.holder, true);
 				recovery.failed.add(complete);
+			}
+		}
+	}
+
+	/**
+	 * Decides from the facts what becomes of each release of a failed batch: one whose
+	 * lock is no longer held has run, the rest run again or fail.
+	 */
+	private void recoverReleases(Batch batch, Facts facts, Recovery recovery, Batch again, boolean rerun) {
+		for (Operation release : batch.releases) {
+			if (facts.of(release.holder) == Held.NOT_HELD) {
+				finished(release, true);
+			}
+			else {
+				(rerun ? again.releases : recovery.failed).add(release);
 			}
 		}
 	}
