@@ -353,15 +353,7 @@ final class BatchRunner {
 		Recovery recovery = new Recovery();
 		recoverCompletes(batch, facts, recovery, again, rerun);
 		recoverReleases(batch, facts, recovery, again, rerun);
-		List<Holder> stillLocked = new ArrayList<>();
-		for (Holder holder : batch.unlocks) {
-			if (facts.of(holder) != Held.NOT_HELD) {
-				stillLocked.add(holder);
-			}
-			else {
-				this.guard.forget(holder);
-			}
-		}
+		List<Holder> stillLocked = recoverUnlocks(batch, facts);
 		for (Operation claim : batch.claims) {
 			if (facts.of(claim.holder) != Held.NOT_HELD) {
 				// taken by this batch; the store forgets the holder of a failed claim
@@ -471,6 +463,23 @@ final class BatchRunner {
 				(rerun ? again.releases : recovery.failed).add(release);
 			}
 		}
+	}
+
+	/**
+	 * Forgets each queued unlock of a failed batch whose lock is no longer held (it has
+	 * run); returns the others, still locked.
+	 */
+	private List<Holder> recoverUnlocks(Batch batch, Facts facts) {
+		List<Holder> stillLocked = new ArrayList<>();
+		for (Holder holder : batch.unlocks) {
+			if (facts.of(holder) != Held.NOT_HELD) {
+				stillLocked.add(holder);
+			}
+			else {
+				this.guard.forget(holder);
+			}
+		}
+		return stillLocked;
 	}
 
 	/**
