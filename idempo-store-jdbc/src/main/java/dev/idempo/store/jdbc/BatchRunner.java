@@ -354,13 +354,7 @@ final class BatchRunner {
 		recoverCompletes(batch, facts, recovery, again, rerun);
 		recoverReleases(batch, facts, recovery, again, rerun);
 		List<Holder> stillLocked = recoverUnlocks(batch, facts);
-		for (Operation claim : batch.claims) {
-			if (facts.of(claim.holder) != Held.NOT_HELD) {
-				// taken by this batch; the store forgets the holder of a failed claim
-				recovery.free(claim.holder, false);
-			}
-			(rerun ? again.claims : recovery.failed).add(claim);
-		}
+		recoverClaims(batch, facts, recovery, again, rerun);
 		if (!stillLocked.isEmpty() && session.unlocks().failed(stillLocked)) {
 			lost(session, "could not run queued unlocks", failure);
 		}
@@ -480,6 +474,20 @@ final class BatchRunner {
 			}
 		}
 		return stillLocked;
+	}
+
+	/**
+	 * Decides from the facts what becomes of each claim of a failed batch: its lock, if
+	 * held, is freed, and the claim runs again or fails.
+	 */
+	private void recoverClaims(Batch batch, Facts facts, Recovery recovery, Batch again, boolean rerun) {
+		for (Operation claim : batch.claims) {
+			if (facts.of(claim.holder) != Held.NOT_HELD) {
+				// taken by this batch; the store forgets the holder of a failed claim
+				recovery.free(claim.holder, false);
+			}
+			(rerun ? again.claims : recovery.failed).add(claim);
+		}
 	}
 
 	/**
