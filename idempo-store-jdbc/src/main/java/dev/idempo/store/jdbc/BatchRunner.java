@@ -372,16 +372,7 @@ final class BatchRunner {
 			again = new Batch(again.shared);
 		}
 		failAll(session, recovery.failed, failure);
-		for (Operation operation : again.all()) {
-			Batch one = new Batch(again.shared);
-			one.add(operation);
-			if (session.isOpen()) {
-				execute(session, one, false, false);
-			}
-			else {
-				died(session, one, failure, false, "failed while rerunning a failed batch");
-			}
-		}
+		rerunAlone(session, again, failure);
 	}
 
 	/**
@@ -487,6 +478,23 @@ final class BatchRunner {
 				recovery.free(claim.holder, false);
 			}
 			(rerun ? again.claims : recovery.failed).add(claim);
+		}
+	}
+
+	/**
+	 * Runs each operation of a failed batch left to run again alone, so that a failure is
+	 * charged to the operation that causes it.
+	 */
+	private void rerunAlone(LockSession session, Batch again, Exception failure) {
+		for (Operation operation : again.all()) {
+			Batch one = new Batch(again.shared);
+			one.add(operation);
+			if (session.isOpen()) {
+				execute(session, one, false, false);
+			}
+			else {
+				died(session, one, failure, false, "failed while rerunning a failed batch");
+			}
 		}
 	}
 
