@@ -358,21 +358,7 @@ final class BatchRunner {
 		if (!stillLocked.isEmpty() && session.unlocks().failed(stillLocked)) {
 			lost(session, "could not run queued unlocks", failure);
 		}
-		boolean settled = session.isOpen() && settleLocks(session, recovery, failure);
-		for (Operation complete : recovery.stored) {
-			complete.succeed(true, null);
-		}
-		if (!session.isOpen()) {
-			// the locks still to be freed died with the session
-			recovery.forget.forEach(this.guard::forget);
-		}
-		else if (!settled) {
-			// locks that could not be freed stay queued: run nothing more now
-			recovery.failed.addAll(again.all());
-			again = new Batch(again.shared);
-		}
-		failAll(session, recovery.failed, failure);
-		rerunAlone(session, again, failure);
+		finishRecovery(session, recovery, again, failure);
 	}
 
 	/**
@@ -479,6 +465,30 @@ final class BatchRunner {
 			}
 			(rerun ? again.claims : recovery.failed).add(claim);
 		}
+	}
+
+	/**
+	 * Carries out what settling a failed batch decided: frees its locks, answers its
+	 * committed completes, fails its failed operations, then runs the rest again one by
+	 * one unless locks that could not be freed stay queued.
+	 */
+	private void finishRecovery(LockSession session, Recovery recovery, Batch again, Exception failure) {
+		boolean settled = session.isOpen() && settleLocks(session, recovery, failure);
+		for (Operation complete : recovery.stored) {
+			complete.succeed(true, null);
+		}
+		if (!session.isOpen()) {
+			// the locks still to be freed died with the session
+			recovery.forget.forEach(this.guard::forget);
+		}
+		else if (!settled) {
+			// locks that could not be freed stay queued: run nothing more now
+			recovery.failed.addAll(again.all());
+			failAll(session, recovery.failed, failure);
+			return;
+		}
+		failAll(session, recovery.failed, failure);
+		rerunAlone(session, again, failure);
 	}
 
 	/**
