@@ -54,24 +54,7 @@ final class BatchScheduler extends SessionScheduler {
 					LockSession session = (target != null) ? (target.tryRun() ? target : null)
 							: tryRunAny((any) -> true);
 					if (session != null) {
-						Throwable failure = null;
-						try {
-							do {
-								this.runner.runBatch(session);
-							}
-							while (operation.isQueued());
-						}
-						catch (Throwable ex) {
-							// a bug or a JVM failure; the batch's operations are settled
-							failure = ex;
-						}
-						finally {
-							session.endRun();
-							handOff(session);
-						}
-						if (failure != null) {
-							afterBatchFailure(operation, target, session, failure);
-						}
+						runUntilTaken(operation, target, session);
 						continue;
 					}
 					long remaining = deadline - System.nanoTime();
@@ -100,6 +83,31 @@ final class BatchScheduler extends SessionScheduler {
 			if (interrupted) {
 				Thread.currentThread().interrupt();
 			}
+		}
+	}
+
+	/**
+	 * Runs batches on the session, which this thread holds, until the operation was taken
+	 * into one, then lets the session go and wakes the next waiter.
+	 */
+	private void runUntilTaken(Operation operation, @Nullable LockSession target, LockSession session) {
+		Throwable failure = null;
+		try {
+			do {
+				this.runner.runBatch(session);
+			}
+			while (operation.isQueued());
+		}
+		catch (Throwable ex) {
+			// a bug or a JVM failure; the batch's operations are settled
+			failure = ex;
+		}
+		finally {
+			session.endRun();
+			handOff(session);
+		}
+		if (failure != null) {
+			afterBatchFailure(operation, target, session, failure);
 		}
 	}
 
