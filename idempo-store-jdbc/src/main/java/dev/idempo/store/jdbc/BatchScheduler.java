@@ -59,10 +59,7 @@ final class BatchScheduler extends SessionScheduler {
 					}
 					long remaining = deadline - System.nanoTime();
 					if (remaining <= 0 || interrupted || this.pool.isClosed()) {
-						if (operation.cancel()) {
-							queueOf(target, operation).remove(operation);
-							// pass on a wake-up meant for this thread
-							wakeAny();
+						if (cancel(operation, target)) {
 							return false;
 						}
 						continue;
@@ -84,6 +81,17 @@ final class BatchScheduler extends SessionScheduler {
 				Thread.currentThread().interrupt();
 			}
 		}
+	}
+
+	/** Gives up an unstarted operation, off its queue; {@code false} if started. */
+	private boolean cancel(Operation operation, @Nullable LockSession target) {
+		if (operation.cancel()) {
+			queueOf(target, operation).remove(operation);
+			// pass on a wake-up meant for this thread
+			wakeAny();
+			return true;
+		}
+		return false;
 	}
 
 	/**
