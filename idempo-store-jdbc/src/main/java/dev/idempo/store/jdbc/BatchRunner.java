@@ -345,6 +345,27 @@ final class BatchRunner {
 			logger.debug("A batch of " + batch.size() + " operation(s) failed on idempotency " + session
 					+ "; settling it from what the database holds", failure);
 		}
+		Facts facts = factsOrSettled(session, batch, failure, opened);
+		if (facts == null) {
+			return;
+		}
+		Batch again = new Batch(batch.shared);
+		Recovery recovery = new Recovery();
+		recoverCompletes(batch, facts, recovery, again, rerun);
+		recoverReleases(batch, facts, recovery, again, rerun);
+		List<Holder> stillLocked = recoverUnlocks(batch, facts);
+		recoverClaims(batch, facts, recovery, again, rerun);
+		if (!stillLocked.isEmpty() && session.unlocks().failed(stillLocked)) {
+			lost(session, "could not run queued unlocks", failure);
+		}
+		finishRecovery(session, recovery, again, failure);
+	}
+
+	/**
+	 * Reads the facts of a failed batch; {@code null}: they could not be read, or one of
+	 * its locks is shared, and the batch was settled without them.
+	 */
+	private @Nullable Facts factsOrSettled(LockSession session, Batch batch, Exception failure, boolean opened) {
 		Facts facts;
 		try {
 			facts = facts(session, batch);
@@ -357,14 +378,19 @@ final class BatchRunner {
 			else {
 				unknown(session, batch, failure);
 			}
-			return;
+			return null;
 		}
 		if (facts == null) {
 			died(session, batch, failure, opened, "closed to settle a failed batch whose locks collide");
-			return;
 		}
-		Batch again = new Batch(batch.shared);
-		Recovery recovery = new Recovery();
+		return facts;
+	}
+
+	/**
+	 * Decides from the facts what becomes of each complete of a failed batch: committed,
+	 * lost, run again or failed.
+	 */
+	private void recoverCompletes(Batch batch, Facts facts, Recovery recovery, Batch again, boolean rerun) {
 		for (Operation complete : batch.completes) {
 			Held held = facts.of(complete.holder);
 			StoredRecord record = facts.records().get(complete.holder.key);
@@ -393,6 +419,13 @@ final class BatchRunner {
 				recovery.failed.add(complete);
 			}
 		}
+	}
+
+	/**
+	 * Decides from the facts what becomes of each release of a failed batch: one whose
+	 * lock is no longer held has run, the rest run again or fail.
+	 */
+	private void recoverReleases(Batch batch, Facts facts, Recovery recovery, Batch again, boolean rerun) {
 		for (Operation release : batch.releases) {
 			if (facts.of(release.holder) == Held.NOT_HELD) {
 				finished(release, true);
@@ -401,6 +434,13 @@ final class BatchRunner {
 				(rerun ? again.releases : recovery.failed).add(release);
 			}
 		}
+	}
+
+	/**
+	 * Forgets each queued unlock of a failed batch whose lock is no longer held (it has
+	 * run); returns the others, still locked.
+	 */
+	private List<Holder> recoverUnlocks(Batch batch, Facts facts) {
 		List<Holder> stillLocked = new ArrayList<>();
 		for (Holder holder : batch.unlocks) {
 			if (facts.of(holder) != Held.NOT_HELD) {
@@ -410,6 +450,14 @@ final class BatchRunner {
 				this.guard.forget(holder);
 			}
 		}
+		return stillLocked;
+	}
+
+	/**
+	 * Decides from the facts what becomes of each claim of a failed batch: its lock, if
+	 * held, is freed, and the claim runs again or fails.
+	 */
+	private void recoverClaims(Batch batch, Facts facts, Recovery recovery, Batch again, boolean rerun) {
 		for (Operation claim : batch.claims) {
 			if (facts.of(claim.holder) != Held.NOT_HELD) {
 				// taken by this batch; the store forgets the holder of a failed claim
@@ -417,9 +465,14 @@ final class BatchRunner {
 			}
 			(rerun ? again.claims : recovery.failed).add(claim);
 		}
-		if (!stillLocked.isEmpty() && session.unlocks().failed(stillLocked)) {
-			lost(session, "could not run queued unlocks", failure);
-		}
+	}
+
+	/**
+	 * Carries out what settling a failed batch decided: frees its locks, answers its
+	 * committed completes, fails its failed operations, then runs the rest again one by
+	 * one unless locks that could not be freed stay queued.
+	 */
+	private void finishRecovery(LockSession session, Recovery recovery, Batch again, Exception failure) {
 		boolean settled = session.isOpen() && settleLocks(session, recovery, failure);
 		for (Operation complete : recovery.stored) {
 			complete.succeed(true, null);
@@ -431,9 +484,18 @@ final class BatchRunner {
 		else if (!settled) {
 			// locks that could not be freed stay queued: run nothing more now
 			recovery.failed.addAll(again.all());
-			again = new Batch(again.shared);
+			failAll(session, recovery.failed, failure);
+			return;
 		}
 		failAll(session, recovery.failed, failure);
+		rerunAlone(session, again, failure);
+	}
+
+	/**
+	 * Runs each operation of a failed batch left to run again alone, so that a failure is
+	 * charged to the operation that causes it.
+	 */
+	private void rerunAlone(LockSession session, Batch again, Exception failure) {
 		for (Operation operation : again.all()) {
 			Batch one = new Batch(again.shared);
 			one.add(operation);

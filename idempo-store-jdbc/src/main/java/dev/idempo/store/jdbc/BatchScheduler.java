@@ -54,32 +54,12 @@ final class BatchScheduler extends SessionScheduler {
 					LockSession session = (target != null) ? (target.tryRun() ? target : null)
 							: tryRunAny((any) -> true);
 					if (session != null) {
-						Throwable failure = null;
-						try {
-							do {
-								this.runner.runBatch(session);
-							}
-							while (operation.isQueued());
-						}
-						catch (Throwable ex) {
-							// a bug or a JVM failure; the batch's operations are settled
-							failure = ex;
-						}
-						finally {
-							session.endRun();
-							handOff(session);
-						}
-						if (failure != null) {
-							afterBatchFailure(operation, target, session, failure);
-						}
+						runUntilTaken(operation, target, session);
 						continue;
 					}
 					long remaining = deadline - System.nanoTime();
 					if (remaining <= 0 || interrupted || this.pool.isClosed()) {
-						if (operation.cancel()) {
-							queueOf(target, operation).remove(operation);
-							// pass on a wake-up meant for this thread
-							wakeAny();
+						if (cancel(operation, target)) {
 							return false;
 						}
 						continue;
@@ -100,6 +80,42 @@ final class BatchScheduler extends SessionScheduler {
 			if (interrupted) {
 				Thread.currentThread().interrupt();
 			}
+		}
+	}
+
+	/** Gives up an unstarted operation, off its queue; {@code false} if started. */
+	private boolean cancel(Operation operation, @Nullable LockSession target) {
+		if (operation.cancel()) {
+			queueOf(target, operation).remove(operation);
+			// pass on a wake-up meant for this thread
+			wakeAny();
+			return true;
+		}
+		return false;
+	}
+
+	/**
+	 * Runs batches on the session, which this thread holds, until the operation was taken
+	 * into one, then lets the session go and wakes the next waiter.
+	 */
+	private void runUntilTaken(Operation operation, @Nullable LockSession target, LockSession session) {
+		Throwable failure = null;
+		try {
+			do {
+				this.runner.runBatch(session);
+			}
+			while (operation.isQueued());
+		}
+		catch (Throwable ex) {
+			// a bug or a JVM failure; the batch's operations are settled
+			failure = ex;
+		}
+		finally {
+			session.endRun();
+			handOff(session);
+		}
+		if (failure != null) {
+			afterBatchFailure(operation, target, session, failure);
 		}
 	}
 
