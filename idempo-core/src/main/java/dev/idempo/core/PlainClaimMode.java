@@ -143,15 +143,6 @@ public final class PlainClaimMode implements ClaimMode<PlainClaimMode.PlainHold>
 			return PlainClaimMode.this.store.release(this.lease);
 		}
 
-		/**
-		 * Releases the key after {@code delay}, on the renewer's timer.
-		 * @param release what releases it
-		 * @param delay the delay
-		 */
-		public void releaseLater(Runnable release, Duration delay) {
-			PlainClaimMode.this.leaseRenewer.schedule(release, delay);
-		}
-
 	}
 
 }
