@@ -1,6 +1,5 @@
 package dev.idempo.method;
 
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -13,24 +12,23 @@ import tools.jackson.databind.JavaType;
 
 import dev.idempo.IdempotencyInProgressException;
 import dev.idempo.IdempotencyKeyReusedException;
+import dev.idempo.core.ClaimMode;
 import dev.idempo.core.CurrentIdempotentCall;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.RequestOutcome;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencyListener.Source;
-import dev.idempo.core.IdempotencyListener.StoreOperation;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.ObservedLockingStore;
+import dev.idempo.core.PlainClaimMode;
 import dev.idempo.core.StorageKeys;
-import dev.idempo.store.ClaimResult;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.StoredRecord;
+import dev.idempo.transaction.TransactionalClaimMode;
 import dev.idempo.transaction.TransactionalClaims;
-
-import org.springframework.transaction.TransactionStatus;
 
 /**
  * Runs idempotent calls outside the web layer ({@code @Idempotent(key = ...)} methods and
@@ -59,7 +57,7 @@ public final class IdempotentCalls {
 
 	private final LockingStore rawStore;
 
-	private volatile LockingStore store;
+	private volatile PlainClaimMode plain;
 
 	private final IdempotencyListener listener;
 
@@ -69,7 +67,7 @@ public final class IdempotentCalls {
 
 	private final JsonResults results;
 
-	private final @Nullable TransactionalClaims transactional;
+	private final @Nullable TransactionalClaimMode transactional;
 
 	/**
 	 * Creates the engine.
@@ -84,11 +82,11 @@ public final class IdempotentCalls {
 			LeaseRenewer leaseRenewer, JsonResults results, @Nullable TransactionalClaims transactional) {
 		this.rawStore = store;
 		this.listener = listener;
-		this.store = new ObservedLockingStore(store, listener);
 		this.settings = settings;
 		this.leaseRenewer = leaseRenewer;
+		this.plain = new PlainClaimMode(new ObservedLockingStore(store, listener), settings, leaseRenewer);
 		this.results = results;
-		this.transactional = transactional;
+		this.transactional = (transactional != null) ? new TransactionalClaimMode(transactional, listener) : null;
 	}
 
 	/**
@@ -96,7 +94,8 @@ public final class IdempotentCalls {
 	 * @param observationRegistry the registry
 	 */
 	public void setObservationRegistry(ObservationRegistry observationRegistry) {
-		this.store = new ObservedLockingStore(this.rawStore, this.listener, observationRegistry);
+		this.plain = new PlainClaimMode(new ObservedLockingStore(this.rawStore, this.listener, observationRegistry),
+				this.settings, this.leaseRenewer);
 	}
 
 	/**
@@ -126,77 +125,121 @@ public final class IdempotentCalls {
 	 */
 	public @Nullable Object execute(Call call, Work work) throws Throwable {
 		String storageKey = StorageKeys.of(call.scope(), call.key());
-		if (call.transactional()) {
-			return executeTransactional(call, storageKey, work);
-		}
-		ClaimResult claim;
+		ClaimMode<?> mode = mode(call);
+		ClaimMode.Claim<?> claim;
 		try {
-			claim = this.store.claim(storageKey, this.settings.lockTtl());
+			claim = mode.claim(storageKey, Duration.ZERO);
 		}
 		catch (RuntimeException ex) {
-			if (this.settings.failOpen()) {
-				logger.warn("Idempotency store failed; running " + call.scope() + " unprotected (fail-open)", ex);
-				this.listener.onRequest(call.source(), RequestOutcome.UNPROTECTED);
-				try (CurrentIdempotentCall.Binding binding = CurrentIdempotentCall.bind(storageKey)) {
-					return work.run();
-				}
+			if (!mode.isStoreFailure(ex)) {
+				throw ex;
+			}
+			if (mode.failsOpen()) {
+				return runUnprotected(call, storageKey, work, ex);
 			}
 			this.listener.onRequest(call.source(), RequestOutcome.STORE_ERROR);
 			throw ex;
 		}
-		if (claim instanceof ClaimResult.Completed completed) {
-			return replay(call, completed.record());
+		if (claim instanceof ClaimMode.Replay<?> replay) {
+			return replay(call, replay.record());
 		}
-		if (claim instanceof ClaimResult.InProgress) {
-			this.listener.onRequest(call.source(), RequestOutcome.CONFLICT);
-			throw new IdempotencyInProgressException(call.scope());
+		if (claim instanceof ClaimMode.Held<?> held) {
+			return run(call, storageKey, held.hold(), work);
 		}
-		ClaimResult.Acquired acquired = (ClaimResult.Acquired) claim;
+		this.listener.onRequest(call.source(), RequestOutcome.CONFLICT);
+		throw new IdempotencyInProgressException(call.scope());
+	}
+
+	private ClaimMode<?> mode(Call call) {
+		if (!call.transactional()) {
+			return this.plain;
+		}
+		ClaimMode<?> transactional = this.transactional;
+		if (transactional == null) {
+			throw new IllegalStateException("A transactional idempotent call (" + call.scope() + ") was made, but "
+					+ "transactional mode is not configured (it needs the postgres or mysql store)");
+		}
+		return transactional;
+	}
+
+	private @Nullable Object runUnprotected(Call call, String storageKey, Work work, RuntimeException failure)
+			throws Throwable {
+		logger.warn("Idempotency store failed; running " + call.scope() + " unprotected (fail-open)", failure);
+		this.listener.onRequest(call.source(), RequestOutcome.UNPROTECTED);
+		try (CurrentIdempotentCall.Binding binding = CurrentIdempotentCall.bind(storageKey)) {
+			return work.run();
+		}
+	}
+
+	private @Nullable Object run(Call call, String storageKey, ClaimMode.Hold hold, Work work) throws Throwable {
 		this.listener.onRequest(call.source(), RequestOutcome.EXECUTED);
-		LeaseRenewer.Renewal renewal = this.store.leaseExpires()
-				? this.leaseRenewer.renew(this.store, acquired.lease(), this.settings.lockTtl()) : null;
 		Object result;
 		try (CurrentIdempotentCall.Binding binding = CurrentIdempotentCall.bind(storageKey)) {
 			result = work.run();
 		}
 		catch (Throwable ex) {
-			stop(renewal);
-			release(call, acquired, NotStoredReason.EXCEPTION);
+			// checked or not: the work failed, so nothing of it is kept where it can be
+			hold.workEnded();
+			release(call, hold, NotStoredReason.EXCEPTION, ex);
 			throw ex;
 		}
-		stop(renewal);
+		hold.workEnded();
 		if (!call.cacheResult()) {
-			release(call, acquired, NotStoredReason.DISABLED);
+			release(call, hold, NotStoredReason.DISABLED, null);
 			return result;
 		}
-		if (renewal != null && renewal.isLost()) {
+		if (hold.isLost()) {
 			this.listener.onResponse(call.source(), ResponseOutcome.LOCK_LOST, NotStoredReason.NONE);
 			return result;
 		}
-		byte[] envelope;
+		byte[] envelope = encode(call, hold, result);
+		return (envelope != null) ? complete(call, hold, result, envelope) : result;
+	}
+
+	/**
+	 * The result as JSON, or {@code null} if it cannot be written and the work's effects
+	 * stay (the claim then released).
+	 */
+	private byte @Nullable [] encode(Call call, ClaimMode.Hold hold, @Nullable Object result) {
 		try {
-			envelope = this.results.encode(result, call.resultType());
+			return this.results.encode(result, call.resultType());
 		}
 		catch (JacksonException ex) {
+			if (hold.commitsWithWork()) {
+				release(call, hold, NotStoredReason.UNSERIALIZABLE, ex);
+				throw new IllegalStateException("The result of " + call.scope() + " could not be written as JSON; "
+						+ "its transaction was rolled back", ex);
+			}
 			// the work has had its effects: return its result, as for a response too
-			// large
-			// to store, and let the next call with the key run it again
+			// large to store, and let the next call with the key run it again
 			logger.error("The result of " + call.scope() + " could not be written as JSON, so it was not stored "
 					+ "and the next call with its key runs again", ex);
-			release(call, acquired, NotStoredReason.UNSERIALIZABLE);
-			return result;
+			release(call, hold, NotStoredReason.UNSERIALIZABLE, ex);
+			return null;
 		}
 		catch (RuntimeException | Error ex) {
 			// a serializer that failed hard: the key must not stay claimed (on stores
 			// whose claims do not expire, for good)
-			release(call, acquired, NotStoredReason.UNSERIALIZABLE);
+			if (hold.commitsWithWork()) {
+				hold.recordFailed(ex);
+				this.listener.onResponse(call.source(), ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
+			}
+			else {
+				release(call, hold, NotStoredReason.UNSERIALIZABLE, ex);
+			}
 			throw ex;
 		}
+	}
+
+	private @Nullable Object complete(Call call, ClaimMode.Hold hold, @Nullable Object result, byte[] envelope) {
 		try {
-			boolean stored = this.store.complete(acquired.lease(), new StoredRecord(fingerprint(call), envelope),
-					call.ttl());
+			boolean stored = hold.complete(new StoredRecord(fingerprint(call), envelope), call.ttl());
 			this.listener.onResponse(call.source(), stored ? ResponseOutcome.STORED : ResponseOutcome.LOCK_LOST,
 					NotStoredReason.NONE);
+		}
+		catch (ClaimMode.NotCommittedException ex) {
+			this.listener.onResponse(call.source(), ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
+			throw notCommitted(call, ex.getCause());
 		}
 		catch (RuntimeException ex) {
 			// the work has had its effects, which an exception would hide from the caller
@@ -206,83 +249,22 @@ public final class IdempotentCalls {
 		}
 		catch (Error ex) {
 			// only a claim the lease still owns is freed, never a record that was stored
-			release(call, acquired, NotStoredReason.NONE);
+			release(call, hold, NotStoredReason.NONE, ex);
 			throw ex;
 		}
 		return result;
 	}
 
-	private @Nullable Object executeTransactional(Call call, String storageKey, Work work) throws Throwable {
-		TransactionalClaims transactional = this.transactional;
-		if (transactional == null) {
-			throw new IllegalStateException("A transactional idempotent call (" + call.scope() + ") was made, but "
-					+ "transactional mode is not configured (it needs the postgres or mysql store)");
+	/** What a call whose transaction was rolled back throws: the store's exception. */
+	private static RuntimeException notCommitted(Call call, Throwable cause) {
+		if (cause instanceof Error error) {
+			throw error;
 		}
-		long start = System.nanoTime();
-		TransactionalClaims.Begun begun;
-		try {
-			begun = transactional.begin(storageKey);
+		if (cause instanceof RuntimeException ex) {
+			return ex;
 		}
-		catch (LockingStoreException ex) {
-			this.listener.onStoreOperation(transactional.storeName(), StoreOperation.CLAIM, System.nanoTime() - start,
-					false);
-			// never fail-open: the work's writes would commit without a record
-			this.listener.onRequest(call.source(), RequestOutcome.STORE_ERROR);
-			throw ex;
-		}
-		this.listener.onStoreOperation(transactional.storeName(), StoreOperation.CLAIM, System.nanoTime() - start,
-				true);
-		TransactionStatus status = begun.transaction();
-		if (status == null) {
-			StoredRecord record = begun.record();
-			if (record != null) {
-				return replay(call, record);
-			}
-			this.listener.onRequest(call.source(), RequestOutcome.CONFLICT);
-			throw new IdempotencyInProgressException(call.scope());
-		}
-		this.listener.onRequest(call.source(), RequestOutcome.EXECUTED);
-		Object result;
-		try (CurrentIdempotentCall.Binding binding = CurrentIdempotentCall.bind(storageKey)) {
-			result = work.run();
-		}
-		catch (Throwable ex) {
-			// checked or not: the work failed, so nothing of it commits
-			transactional.rollbackAfterFailure(status, ex);
-			this.listener.onResponse(call.source(), ResponseOutcome.NOT_STORED, NotStoredReason.EXCEPTION);
-			throw ex;
-		}
-		start = System.nanoTime();
-		try {
-			byte[] envelope = this.results.encode(result, call.resultType());
-			status.flush();
-			transactional.records()
-				.insert(transactional.connection(), storageKey, new StoredRecord(fingerprint(call), envelope),
-						call.ttl(), transactional.timeoutSeconds());
-			transactional.transactionManager().commit(status);
-		}
-		catch (JacksonException ex) {
-			transactional.rollbackAfterFailure(status, ex);
-			this.listener.onResponse(call.source(), ResponseOutcome.NOT_STORED, NotStoredReason.UNSERIALIZABLE);
-			throw new IllegalStateException("The result of " + call.scope() + " could not be written as JSON; its "
-					+ "transaction was rolled back", ex);
-		}
-		catch (SQLException | RuntimeException | Error ex) {
-			// an Error too: the transaction must never stay open on this thread
-			transactional.rollbackAfterFailure(status, ex);
-			this.listener.onStoreOperation(transactional.storeName(), StoreOperation.COMPLETE,
-					System.nanoTime() - start, false);
-			this.listener.onResponse(call.source(), ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
-			if (ex instanceof SQLException) {
-				throw new LockingStoreException(
-						"Could not store the result of " + call.scope() + "; its transaction was rolled back", ex);
-			}
-			throw ex;
-		}
-		this.listener.onStoreOperation(transactional.storeName(), StoreOperation.COMPLETE, System.nanoTime() - start,
-				true);
-		this.listener.onResponse(call.source(), ResponseOutcome.STORED, NotStoredReason.NONE);
-		return result;
+		return new LockingStoreException(
+				"Could not store the result of " + call.scope() + "; its transaction was rolled back", cause);
 	}
 
 	private @Nullable Object replay(Call call, StoredRecord record) {
@@ -305,9 +287,9 @@ public final class IdempotentCalls {
 		return result;
 	}
 
-	private void release(Call call, ClaimResult.Acquired acquired, NotStoredReason reason) {
+	private void release(Call call, ClaimMode.Hold hold, NotStoredReason reason, @Nullable Throwable failure) {
 		try {
-			boolean released = this.store.release(acquired.lease());
+			boolean released = hold.release(failure);
 			this.listener.onResponse(call.source(), released ? ResponseOutcome.NOT_STORED : ResponseOutcome.LOCK_LOST,
 					reason);
 		}
@@ -316,12 +298,6 @@ public final class IdempotentCalls {
 			// lease
 			logger.warn("Could not release the idempotency key of " + call.scope(), ex);
 			this.listener.onResponse(call.source(), ResponseOutcome.STORE_ERROR, reason);
-		}
-	}
-
-	private static void stop(LeaseRenewer.@Nullable Renewal renewal) {
-		if (renewal != null) {
-			renewal.stop();
 		}
 	}
 

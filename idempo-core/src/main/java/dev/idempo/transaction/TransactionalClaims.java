@@ -201,21 +201,7 @@ public class TransactionalClaims {
 				TransactionSynchronizationManager
 					.registerSynchronization(new Unlock(lockName, physical(connection), this.timeoutSeconds));
 			}
-			TransactionalStore.Claim claim = this.records.claim(connection, key, lockName, this.timeoutSeconds);
-			if (claim.locked() && !claim.snapshotFollowsLock()) {
-				transactionManager().rollback(status);
-				return null;
-			}
-			if (!claim.locked()) {
-				transactionManager().rollback(status);
-				return Begun.BUSY;
-			}
-			StoredRecord record = claim.record();
-			if (record != null) {
-				transactionManager().rollback(status);
-				return new Begun(record, null);
-			}
-			return new Begun(null, status);
+			return begun(status, this.records.claim(connection, key, lockName, this.timeoutSeconds));
 		}
 		catch (SQLException | TransactionException ex) {
 			rollbackAfterFailure(status, ex);
@@ -225,6 +211,27 @@ public class TransactionalClaims {
 			rollbackAfterFailure(status, ex);
 			throw ex;
 		}
+	}
+
+	/**
+	 * What a claim made in {@code status} found; the transaction is rolled back unless
+	 * the work runs in it.
+	 */
+	private @Nullable Begun begun(TransactionStatus status, TransactionalStore.Claim claim) {
+		if (claim.locked() && !claim.snapshotFollowsLock()) {
+			transactionManager().rollback(status);
+			return null;
+		}
+		if (!claim.locked()) {
+			transactionManager().rollback(status);
+			return Begun.BUSY;
+		}
+		StoredRecord record = claim.record();
+		if (record != null) {
+			transactionManager().rollback(status);
+			return new Begun(record, null);
+		}
+		return new Begun(null, status);
 	}
 
 	/**

@@ -99,6 +99,11 @@ public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer
 				responses.addApiResponse(status, problemResponse(list));
 			}
 		});
+		operation.addExtension(EXTENSION, policyExtension(policy, required));
+		return operation;
+	}
+
+	private Map<String, Object> policyExtension(IdempotentHandlers.Policy policy, boolean required) {
 		Map<String, Object> policyExtension = new LinkedHashMap<>();
 		policyExtension.put("key-header", this.settings.keyHeader());
 		policyExtension.put("key-required", required);
@@ -109,8 +114,7 @@ public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer
 			policyExtension.put("ttl-seconds", policy.ttl().toSeconds());
 		}
 		policyExtension.put("transactional", policy.transactional());
-		operation.addExtension(EXTENSION, policyExtension);
-		return operation;
+		return policyExtension;
 	}
 
 	private void addKeyParameter(Operation operation, boolean required, boolean cacheResponse) {

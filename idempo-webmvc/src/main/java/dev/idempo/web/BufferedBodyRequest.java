@@ -144,10 +144,8 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 		return this.body;
 	}
 
-	private byte[] readBody(long maxSize) throws IOException {
-		int earlier = (this.alreadyRead != null) ? this.alreadyRead.size() : 0;
-		// bytes a filter read first count towards the limit only once more arrive
-		long capacityLimit = Math.min(Math.max(maxSize, earlier), Integer.MAX_VALUE - 8);
+	/** The buffer to read into, holding the bytes a filter read first. */
+	private byte[] presized(int earlier, long capacityLimit) throws BudgetExceededException {
 		long declared = getContentLengthLong();
 		// reserved as the buffer grows (from the presize below), never for bytes that
 		// have not arrived: a client that declares a large body and stalls holds little
@@ -159,6 +157,14 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 			buffer = grow(buffer, earlier, capacityLimit);
 			System.arraycopy(this.alreadyRead.array(), 0, buffer, 0, earlier);
 		}
+		return buffer;
+	}
+
+	private byte[] readBody(long maxSize) throws IOException {
+		int earlier = (this.alreadyRead != null) ? this.alreadyRead.size() : 0;
+		// bytes a filter read first count towards the limit only once more arrive
+		long capacityLimit = Math.min(Math.max(maxSize, earlier), Integer.MAX_VALUE - 8);
+		byte[] buffer = presized(earlier, capacityLimit);
 		ServletInputStream in = super.getInputStream();
 		int size = earlier;
 		while (true) {

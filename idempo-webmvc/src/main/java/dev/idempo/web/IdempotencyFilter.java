@@ -116,16 +116,18 @@ public class IdempotencyFilter extends OncePerRequestFilter {
 		}
 		finally {
 			if (ownRequest != null || ownResponse != null) {
-				BudgetRelease release = new BudgetRelease(ownRequest, ownResponse);
-				if (wrappedRequest.isAsyncStarted()) {
-					// the body and the held response stay with the request until it
-					// completes
-					wrappedRequest.getAsyncContext().addListener(release);
-				}
-				else {
-					release.run();
-				}
+				releaseBudget(wrappedRequest, new BudgetRelease(ownRequest, ownResponse));
 			}
+		}
+	}
+
+	private static void releaseBudget(HttpServletRequest wrappedRequest, BudgetRelease release) {
+		if (wrappedRequest.isAsyncStarted()) {
+			// the body and the held response stay with the request until it completes
+			wrappedRequest.getAsyncContext().addListener(release);
+		}
+		else {
+			release.run();
 		}
 	}
 

@@ -18,19 +18,18 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.core.CapturedResponse;
+import dev.idempo.core.ClaimMode;
 import dev.idempo.core.IdempotencyKeyParser;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.RequestOutcome;
-import dev.idempo.core.IdempotencyListener.StoreOperation;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.InvalidIdempotencyKeyException;
 import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.ObservedLockingStore;
+import dev.idempo.core.PlainClaimMode;
 import dev.idempo.core.ResponseEnvelope;
-import dev.idempo.store.ClaimResult;
 import dev.idempo.store.LockingStore;
-import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.StoredRecord;
 
 import org.springframework.web.method.HandlerMethod;
@@ -68,7 +67,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 
 	private final LockingStore rawStore;
 
-	private LockingStore store;
+	private HandlerMode<?> plain;
 
 	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
 
@@ -89,6 +88,8 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	private final LeaseRenewer leaseRenewer;
 
 	private final @Nullable TransactionalIdempotency transactional;
+
+	private final @Nullable HandlerMode<?> transactionalMode;
 
 	/**
 	 * Creates an interceptor.
@@ -121,11 +122,13 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		this.transactional = transactional;
 		this.listener = listener;
 		this.rawStore = store;
-		this.store = new ObservedLockingStore(store, listener);
 		this.handlers = handlers;
 		this.callerScopeResolver = callerScopeResolver;
 		this.settings = settings;
 		this.leaseRenewer = leaseRenewer;
+		this.plain = plainMode(new ObservedLockingStore(store, listener));
+		// only touched when transactional mode exists, which spring-tx comes with
+		this.transactionalMode = (transactional != null) ? transactional.handlerMode(listener) : null;
 	}
 
 	/**
@@ -138,7 +141,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	 */
 	public void setObservationRegistry(ObservationRegistry observationRegistry) {
 		this.observationRegistry = observationRegistry;
-		this.store = new ObservedLockingStore(this.rawStore, this.listener, observationRegistry);
+		this.plain = plainMode(new ObservedLockingStore(this.rawStore, this.listener, observationRegistry));
 	}
 
 	/**
@@ -201,6 +204,12 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			}
 			return true;
 		}
+		return protect(request, response, bodyRequest, key, policy);
+	}
+
+	private boolean protect(HttpServletRequest request, HttpServletResponse response,
+			@Nullable BufferedBodyRequest bodyRequest, String key, IdempotentHandlers.Policy policy)
+			throws IOException {
 		CapturingResponse capture = WebUtils.getNativeResponse(response, CapturingResponse.class);
 		if (bodyRequest == null || capture == null) {
 			throw new IllegalStateException("An @Idempotent handler was reached with a key but without idempo's "
@@ -228,99 +237,79 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 							+ " bytes, the most an idempotent request may send.",
 					null);
 		}
-		if (policy.transactional()) {
-			return beginTransactional(request, response, capture, storageKey, fingerprint, policy);
-		}
-		ClaimResult claim;
+		return claim(request, response, mode(policy), new Claiming(capture, storageKey, fingerprint, policy));
+	}
+
+	/**
+	 * The one path of every mode: claims the key, then replays, answers 409, refuses or
+	 * runs the handler unprotected if the store fails, or starts the execution.
+	 */
+	private <H extends ClaimMode.Hold> boolean claim(HttpServletRequest request, HttpServletResponse response,
+			HandlerMode<H> mode, Claiming claiming) throws IOException {
+		ClaimMode.Claim<H> claim;
 		try {
-			claim = claim(storageKey);
+			claim = mode.claims().claim(claiming.storageKey(), mode.claimWait());
 		}
 		catch (RuntimeException ex) {
-			return storeFailed(request, response, ex);
+			if (!mode.claims().isStoreFailure(ex)) {
+				throw ex;
+			}
+			return storeFailed(request, response, mode, ex);
 		}
-		if (claim instanceof ClaimResult.Completed completed) {
-			return replay(request, response, completed.record(), fingerprint);
+		if (claim instanceof ClaimMode.Replay<H> replay) {
+			return replay(request, response, replay.record(), claiming.fingerprint());
 		}
-		if (claim instanceof ClaimResult.InProgress) {
-			return reject(request, response, RequestOutcome.CONFLICT, IdempotencyProblem.IN_PROGRESS,
-					"A request with the same idempotency key is still being processed; retry later.",
-					this.settings.conflictRetryAfter());
+		if (claim instanceof ClaimMode.Held<H> held) {
+			mode.starter().start(request, claiming.capture(), held.hold(), claiming.fingerprint(), claiming.policy());
+			BoundCall.bind(request, claiming.storageKey());
+			onRequest(request, RequestOutcome.EXECUTED);
+			return true;
 		}
-		ClaimResult.Acquired acquired = (ClaimResult.Acquired) claim;
+		return reject(request, response, RequestOutcome.CONFLICT, IdempotencyProblem.IN_PROGRESS,
+				"A request with the same idempotency key is still being processed; retry later.",
+				this.settings.conflictRetryAfter());
+	}
+
+	private HandlerMode<?> mode(IdempotentHandlers.Policy policy) {
+		if (!policy.transactional()) {
+			return this.plain;
+		}
+		HandlerMode<?> transactional = this.transactionalMode;
+		if (transactional == null) {
+			throw new IllegalStateException("A transactional @Idempotent handler was reached, but transactional "
+					+ "mode is not configured (it needs the postgres or mysql store)");
+		}
+		return transactional;
+	}
+
+	/**
+	 * The plain mode: claims on the store (waiting for a holder up to
+	 * {@code idempo.conflict-wait-timeout}), and captures the response up to the limit.
+	 */
+	private HandlerMode<PlainClaimMode.PlainHold> plainMode(LockingStore store) {
+		return new HandlerMode<>(new PlainClaimMode(store, this.settings, this.leaseRenewer),
+				this.settings.conflictWaitTimeout(), this::startPlain,
+				"Idempotency store failed; refusing the request (fail-closed)");
+	}
+
+	private void startPlain(HttpServletRequest request, CapturingResponse capture, ClaimMode.Hold hold,
+			String fingerprint, IdempotentHandlers.Policy policy) {
 		NotStoredReason preset = !policy.cacheResponse() ? NotStoredReason.DISABLED
 				: policy.streaming() ? NotStoredReason.STREAMING : NotStoredReason.NONE;
-		IdempotentExecution execution = IdempotentExecution.start(this.store, this.listener, this.settings,
-				this.leaseRenewer, acquired.lease(), fingerprint, policy.ttl(), preset);
+		IdempotentExecution execution = IdempotentExecution.start(hold, this.listener, this.settings, this.leaseRenewer,
+				fingerprint, policy.ttl(), preset);
 		if (!this.responseFilters.isEmpty()) {
 			execution.responseFilters(request, this.responseFilters);
 		}
 		request.setAttribute(IdempotentExecution.ATTRIBUTE, execution);
-		hold(capture, preset);
-		BoundCall.bind(request, storageKey);
-		onRequest(request, RequestOutcome.EXECUTED);
-		return true;
-	}
-
-	/**
-	 * Holds the response back to be stored, or (a policy that stores nothing) only its
-	 * end: the client may have the whole response only once the key is free.
-	 */
-	private void hold(CapturingResponse capture, NotStoredReason preset) {
+		// what is stored is captured up to the limit; of what is not, only the end is
+		// held back: the client may have the whole response only once the key is free
 		if (preset == NotStoredReason.NONE) {
 			capture.startCapture(this.settings.maxResponseSize());
 		}
 		else {
 			capture.holdEnd();
 		}
-	}
-
-	private boolean beginTransactional(HttpServletRequest request, HttpServletResponse response,
-			CapturingResponse capture, String storageKey, String fingerprint, IdempotentHandlers.Policy policy)
-			throws IOException {
-		TransactionalIdempotency transactional = this.transactional;
-		if (transactional == null) {
-			throw new IllegalStateException("A transactional @Idempotent handler was reached, but transactional "
-					+ "mode is not configured (it needs the postgres or mysql store)");
-		}
-		TransactionalIdempotency.Begun begun;
-		long start = System.nanoTime();
-		try {
-			begun = transactional.begin(storageKey, fingerprint, policy.ttl());
-		}
-		catch (LockingStoreException ex) {
-			this.listener.onStoreOperation(transactional.storeName(), StoreOperation.CLAIM, System.nanoTime() - start,
-					false);
-			// never fail-open: the handler's writes would commit without a record
-			logger.warn("Idempotency store failed; refusing the transactional request (always fail-closed)", ex);
-			return reject(request, response, RequestOutcome.STORE_ERROR, IdempotencyProblem.STORE_UNAVAILABLE,
-					"The idempotency store is unavailable; the request was not processed. Retry later.",
-					this.settings.storeFailureRetryAfter());
-		}
-		this.listener.onStoreOperation(transactional.storeName(), StoreOperation.CLAIM, System.nanoTime() - start,
-				true);
-		TransactionalExecution execution = begun.execution();
-		if (execution != null) {
-			request.setAttribute(TransactionalExecution.ATTRIBUTE, execution);
-			// held back whatever its size, redirects too: nothing may reach the client
-			// before the commit
-			capture.startHolding();
-			if (capture.isCaptureFailed()) {
-				execution.abandon(this.listener, NotStoredReason.NOT_CAPTURED);
-				throw new IllegalStateException("The response of a transactional @Idempotent handler was written "
-						+ "or committed before the handler ran, so it could not be held back until the commit; "
-						+ "its transaction was rolled back and the handler not run");
-			}
-			BoundCall.bind(request, storageKey);
-			onRequest(request, RequestOutcome.EXECUTED);
-			return true;
-		}
-		StoredRecord record = begun.record();
-		if (record != null) {
-			return replay(request, response, record, fingerprint);
-		}
-		return reject(request, response, RequestOutcome.CONFLICT, IdempotencyProblem.IN_PROGRESS,
-				"A request with the same idempotency key is still being processed; retry later.",
-				this.settings.conflictRetryAfter());
 	}
 
 	/**
@@ -385,27 +374,6 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		return values;
 	}
 
-	private ClaimResult claim(String storageKey) {
-		Duration wait = this.settings.conflictWaitTimeout();
-		long deadline = System.nanoTime() + wait.toNanos();
-		long pauseMillis = 10;
-		while (true) {
-			ClaimResult claim = this.store.claim(storageKey, this.settings.lockTtl());
-			long remainingMillis = (deadline - System.nanoTime()) / 1_000_000;
-			if (!(claim instanceof ClaimResult.InProgress) || remainingMillis <= 0) {
-				return claim;
-			}
-			try {
-				Thread.sleep(Math.min(pauseMillis, remainingMillis));
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return claim;
-			}
-			pauseMillis = Math.min(pauseMillis * 2, 200);
-		}
-	}
-
 	private boolean replay(HttpServletRequest request, HttpServletResponse response, StoredRecord record,
 			String fingerprint) throws IOException {
 		if (!record.fingerprint().equals(fingerprint)) {
@@ -419,7 +387,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			stored = ResponseEnvelope.decode(record.response());
 		}
 		catch (IllegalArgumentException ex) {
-			return storeFailed(request, response, ex);
+			return storeFailed(request, response, this.plain, ex);
 		}
 		if (this.observationRegistry.isNoop()) {
 			writeReplay(response, stored);
@@ -462,17 +430,33 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		}
 	}
 
-	private boolean storeFailed(HttpServletRequest request, HttpServletResponse response, Exception ex)
-			throws IOException {
-		if (this.settings.failOpen()) {
+	/**
+	 * The store failed: the handler runs unprotected where the mode fails open, else the
+	 * request is refused.
+	 */
+	private boolean storeFailed(HttpServletRequest request, HttpServletResponse response, HandlerMode<?> mode,
+			Exception ex) throws IOException {
+		if (mode.claims().failsOpen()) {
 			logger.warn("Idempotency store failed; running the handler unprotected (fail-open)", ex);
 			onRequest(request, RequestOutcome.UNPROTECTED);
 			return true;
 		}
-		logger.warn("Idempotency store failed; refusing the request (fail-closed)", ex);
+		logger.warn(mode.refusal(), ex);
 		return reject(request, response, RequestOutcome.STORE_ERROR, IdempotencyProblem.STORE_UNAVAILABLE,
 				"The idempotency store is unavailable; the request was not processed. Retry later.",
 				this.settings.storeFailureRetryAfter());
+	}
+
+	/**
+	 * A protected request about to claim its key.
+	 *
+	 * @param capture the response's capture
+	 * @param storageKey the storage key
+	 * @param fingerprint the request's fingerprint
+	 * @param policy the handler's policy
+	 */
+	private record Claiming(CapturingResponse capture, String storageKey, String fingerprint,
+			IdempotentHandlers.Policy policy) {
 	}
 
 	private boolean reject(HttpServletRequest request, HttpServletResponse response, RequestOutcome outcome,

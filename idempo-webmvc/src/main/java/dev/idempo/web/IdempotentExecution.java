@@ -13,11 +13,13 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.idempo.core.ClaimMode;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.LeaseRenewer;
+import dev.idempo.core.PlainClaimMode;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.StoredRecord;
@@ -97,7 +99,7 @@ final class IdempotentExecution {
 
 	}
 
-	private final LockingStore store;
+	private final ClaimMode.Hold hold;
 
 	private final IdempotencyListener listener;
 
@@ -105,16 +107,12 @@ final class IdempotentExecution {
 
 	private final LeaseRenewer leaseRenewer;
 
-	private final Lease lease;
-
 	private final String fingerprint;
 
 	private final Duration ttl;
 
 	/** Why the response is not stored whatever it turns out to be, or {@code NONE}. */
 	private final NotStoredReason policyReason;
-
-	private final LeaseRenewer.@Nullable Renewal renewal;
 
 	private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.RUNNING);
 
@@ -127,17 +125,15 @@ final class IdempotentExecution {
 
 	private @Nullable HttpServletRequest request;
 
-	private IdempotentExecution(LockingStore store, IdempotencyListener listener, IdempotencySettings settings,
-			LeaseRenewer leaseRenewer, Lease lease, String fingerprint, Duration ttl, NotStoredReason policyReason) {
-		this.store = store;
+	private IdempotentExecution(ClaimMode.Hold hold, IdempotencyListener listener, IdempotencySettings settings,
+			LeaseRenewer leaseRenewer, String fingerprint, Duration ttl, NotStoredReason policyReason) {
+		this.hold = hold;
 		this.listener = listener;
 		this.settings = settings;
 		this.leaseRenewer = leaseRenewer;
-		this.lease = lease;
 		this.fingerprint = fingerprint;
 		this.ttl = ttl;
 		this.policyReason = policyReason;
-		this.renewal = store.leaseExpires() ? leaseRenewer.renew(store, lease, settings.lockTtl()) : null;
 	}
 
 	/**
@@ -148,7 +144,18 @@ final class IdempotentExecution {
 	 */
 	static IdempotentExecution start(LockingStore store, IdempotencyListener listener, IdempotencySettings settings,
 			LeaseRenewer leaseRenewer, Lease lease, String fingerprint, Duration ttl, NotStoredReason policyReason) {
-		return new IdempotentExecution(store, listener, settings, leaseRenewer, lease, fingerprint, ttl, policyReason);
+		return start(new PlainClaimMode(store, settings, leaseRenewer).hold(lease), listener, settings, leaseRenewer,
+				fingerprint, ttl, policyReason);
+	}
+
+	/**
+	 * Starts an execution under a claim just held.
+	 * @param policyReason {@code DISABLED} or {@code STREAMING} if the handler's policy
+	 * rules out storing, else {@code NONE}
+	 */
+	static IdempotentExecution start(ClaimMode.Hold hold, IdempotencyListener listener, IdempotencySettings settings,
+			LeaseRenewer leaseRenewer, String fingerprint, Duration ttl, NotStoredReason policyReason) {
+		return new IdempotentExecution(hold, listener, settings, leaseRenewer, fingerprint, ttl, policyReason);
 	}
 
 	/**
@@ -195,7 +202,7 @@ final class IdempotentExecution {
 	 * a phase: it only decides that the response is not stored).
 	 */
 	boolean isLeaseLost() {
-		return this.renewal != null && this.renewal.isLost();
+		return this.hold.isLost();
 	}
 
 	/**
@@ -386,7 +393,7 @@ final class IdempotentExecution {
 	 */
 	private void lapse() {
 		stopRenewal();
-		if (this.store.leaseExpires()) {
+		if (this.hold.lapses()) {
 			this.listener.onResponse(ResponseOutcome.NOT_STORED, NotStoredReason.ASYNC_TIMEOUT);
 		}
 		else {
@@ -414,7 +421,7 @@ final class IdempotentExecution {
 			}
 			StoredRecord record = new StoredRecord(this.fingerprint, envelope);
 			Duration ttl = this.ttlOverride;
-			if (this.store.complete(this.lease, record, (ttl != null) ? ttl : this.ttl)) {
+			if (this.hold.complete(record, (ttl != null) ? ttl : this.ttl)) {
 				this.listener.onResponse(ResponseOutcome.STORED, NotStoredReason.NONE);
 			}
 			else {
@@ -440,9 +447,7 @@ final class IdempotentExecution {
 	}
 
 	private void stopRenewal() {
-		if (this.renewal != null) {
-			this.renewal.stop();
-		}
+		this.hold.workEnded();
 	}
 
 	/**
@@ -475,7 +480,7 @@ final class IdempotentExecution {
 
 	private void release(NotStoredReason reason) {
 		try {
-			if (this.store.release(this.lease)) {
+			if (this.hold.release(null)) {
 				this.listener.onResponse(ResponseOutcome.NOT_STORED, reason);
 			}
 			else {
@@ -494,7 +499,7 @@ final class IdempotentExecution {
 	 */
 	private void releaseQuietly() {
 		try {
-			this.store.release(this.lease);
+			this.hold.release(null);
 		}
 		catch (RuntimeException ex) {
 			logger.debug("Could not release an idempotency key", ex);

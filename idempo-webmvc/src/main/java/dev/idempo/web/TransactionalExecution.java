@@ -1,7 +1,6 @@
 package dev.idempo.web;
 
 import java.io.IOException;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -13,16 +12,14 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.idempo.core.ClaimMode;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
-import dev.idempo.core.IdempotencyListener.StoreOperation;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.StoredRecord;
-
-import org.springframework.transaction.TransactionStatus;
-import org.springframework.transaction.UnexpectedRollbackException;
+import dev.idempo.transaction.TransactionalClaimMode.TransactionalHold;
 
 /**
  * One request of a transactional handler, from its claim to the end of its transaction.
@@ -95,17 +92,11 @@ final class TransactionalExecution {
 
 	private static final Log logger = LogFactory.getLog(TransactionalExecution.class);
 
-	private final TransactionalIdempotency owner;
-
-	private final TransactionStatus status;
-
-	private final String key;
+	private final TransactionalHold hold;
 
 	private final String fingerprint;
 
 	private final Duration ttl;
-
-	private final Thread thread;
 
 	private final AtomicBoolean ended = new AtomicBoolean();
 
@@ -122,14 +113,10 @@ final class TransactionalExecution {
 		this.storingRefused = true;
 	}
 
-	TransactionalExecution(TransactionalIdempotency owner, TransactionStatus status, String key, String fingerprint,
-			Duration ttl) {
-		this.owner = owner;
-		this.status = status;
-		this.key = key;
+	TransactionalExecution(TransactionalHold hold, String fingerprint, Duration ttl) {
+		this.hold = hold;
 		this.fingerprint = fingerprint;
 		this.ttl = ttl;
-		this.thread = Thread.currentThread();
 	}
 
 	static @Nullable TransactionalExecution of(ServletRequest request) {
@@ -165,14 +152,12 @@ final class TransactionalExecution {
 				: handlerFailed ? NotStoredReason.EXCEPTION : (response != null)
 						? response.notStoredReason(settings.maxResponseSize()) : NotStoredReason.NOT_CAPTURED;
 		// a response too large to keep is a success all the same: its work commits, with
-		// a
-		// record that answers 410; every other reason rolls back
+		// a record that answers 410; every other reason rolls back
 		if (response == null || (reason != NotStoredReason.NONE && reason != NotStoredReason.TOO_LARGE)) {
 			rollback(listener, reason);
 			return;
 		}
-		long start = System.nanoTime();
-		boolean committing = false;
+		this.hold.workEnded();
 		boolean replayable = true;
 		try {
 			replayable = !this.storingRefused && reason == NotStoredReason.NONE;
@@ -182,43 +167,46 @@ final class TransactionalExecution {
 				envelope = notReplayable(request, problems);
 			}
 			Duration ttl = (this.ttlOverride != null) ? this.ttlOverride : this.ttl;
-			this.status.flush();
-			this.owner.records()
-				.insert(this.owner.connection(), this.key, new StoredRecord(this.fingerprint, envelope), ttl,
-						this.owner.timeoutSeconds());
-			committing = true;
-			this.owner.transactionManager().commit(this.status);
+			this.hold.complete(new StoredRecord(this.fingerprint, envelope), ttl);
 		}
-		catch (SQLException | RuntimeException | Error ex) {
-			// an Error too: the transaction must never stay open on this thread
-			this.owner.rollbackAfterFailure(this.status, ex);
-			listener.onStoreOperation(this.owner.storeName(), StoreOperation.COMPLETE, System.nanoTime() - start,
-					false);
-			listener.onResponse(ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
-			boolean unknown = committing && !(ex instanceof UnexpectedRollbackException);
-			logger.warn("The transaction of an idempotent request "
-					+ (unknown ? "failed while committing (it may or may not have committed)"
-							: "was rolled back before its commit")
-					+ "; answering 503", ex);
-			if (!response.isCommitted()) {
-				response.resetToBeforeCapture();
-				ProblemResponses.write(request, response, IdempotencyProblem.COMMIT_FAILED, unknown
-						? "The request ran, but its transaction failed while committing: it is unknown whether it "
-								+ "committed. Retry with the same idempotency key: you get its response if it did, "
-								+ "and it runs again if it did not."
-						: "The request ran, but its transaction was rolled back, so nothing of it was kept. Retry "
-								+ "with the same idempotency key to run it again.",
-						settings.storeFailureRetryAfter(), problems);
-			}
-			if (ex instanceof Error error) {
-				throw error;
-			}
+		catch (ClaimMode.NotCommittedException ex) {
+			commitFailed(request, response, ex.getCause(), ex.isOutcomeUnknown(), listener, settings, problems);
 			return;
 		}
-		listener.onStoreOperation(this.owner.storeName(), StoreOperation.COMPLETE, System.nanoTime() - start, true);
+		catch (RuntimeException | Error ex) {
+			this.hold.recordFailed(ex);
+			commitFailed(request, response, ex, false, listener, settings, problems);
+			return;
+		}
 		listener.onResponse(replayable ? ResponseOutcome.STORED : ResponseOutcome.NOT_STORED,
 				replayable ? NotStoredReason.NONE
 						: (reason == NotStoredReason.TOO_LARGE) ? NotStoredReason.TOO_LARGE : NotStoredReason.REFUSED);
+	}
+
+	/**
+	 * The record and the handler's writes were rolled back, or the commit failed: the
+	 * held-back response becomes a {@code 503 commit-failed} problem, if it still can.
+	 */
+	private static void commitFailed(HttpServletRequest request, CapturingResponse response, Throwable ex,
+			boolean unknown, IdempotencyListener listener, IdempotencySettings settings,
+			List<IdempotencyProblemCustomizer> problems) throws IOException {
+		listener.onResponse(ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
+		logger.warn("The transaction of an idempotent request " + (unknown
+				? "failed while committing (it may or may not have committed)" : "was rolled back before its commit")
+				+ "; answering 503", ex);
+		if (!response.isCommitted()) {
+			response.resetToBeforeCapture();
+			ProblemResponses.write(request, response, IdempotencyProblem.COMMIT_FAILED,
+					unknown ? "The request ran, but its transaction failed while committing: it is unknown whether it "
+							+ "committed. Retry with the same idempotency key: you get its response if it did, "
+							+ "and it runs again if it did not."
+							: "The request ran, but its transaction was rolled back, so nothing of it was kept. Retry "
+									+ "with the same idempotency key to run it again.",
+					settings.storeFailureRetryAfter(), problems);
+		}
+		if (ex instanceof Error error) {
+			throw error;
+		}
 	}
 
 	/**
@@ -228,8 +216,8 @@ final class TransactionalExecution {
 	 * after a success was rendered.
 	 */
 	void flushBeforeBody() {
-		if (!this.ended.get() && !this.status.isCompleted()) {
-			this.status.flush();
+		if (!this.ended.get()) {
+			this.hold.flush();
 		}
 	}
 
@@ -243,7 +231,7 @@ final class TransactionalExecution {
 	 * @return whether this call ended it
 	 */
 	boolean abandon(IdempotencyListener listener, NotStoredReason reason) {
-		if (Thread.currentThread() != this.thread || this.status.isCompleted()) {
+		if (!this.hold.isOwnThread() || this.hold.isEnded()) {
 			return false;
 		}
 		this.ended.set(true);
@@ -257,7 +245,7 @@ final class TransactionalExecution {
 
 	private void rollback(IdempotencyListener listener, NotStoredReason reason) {
 		try {
-			this.owner.transactionManager().rollback(this.status);
+			this.hold.release(null);
 			listener.onResponse(ResponseOutcome.NOT_STORED, reason);
 		}
 		catch (RuntimeException ex) {

@@ -1,19 +1,20 @@
 package dev.idempo.web;
 
-import java.sql.Connection;
 import java.time.Duration;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
-import org.jspecify.annotations.Nullable;
+import jakarta.servlet.http.HttpServletRequest;
 
-import dev.idempo.store.StoredRecord;
+import dev.idempo.core.IdempotencyListener;
+import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.store.TransactionalStore;
+import dev.idempo.transaction.TransactionalClaimMode;
+import dev.idempo.transaction.TransactionalClaimMode.TransactionalHold;
 import dev.idempo.transaction.TransactionalClaims;
 
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.TransactionStatus;
 
 /**
  * Transactional mode for handlers ({@code @Idempotent(transactional = true)}): claims the
@@ -99,51 +100,32 @@ public class TransactionalIdempotency {
 		return this.claims.dataSource();
 	}
 
-	TransactionalStore records() {
-		return this.claims.records();
-	}
-
-	int timeoutSeconds() {
-		return this.claims.timeoutSeconds();
-	}
-
-	Connection connection() {
-		return this.claims.connection();
-	}
-
-	void rollbackAfterFailure(TransactionStatus status, Throwable failure) {
-		this.claims.rollbackAfterFailure(status, failure);
-	}
-
 	/**
-	 * Begins the transaction and claims {@code key} in it, without waiting for another
-	 * request. Unless the claim runs the handler, the transaction is rolled back before
-	 * this returns.
-	 * @param key the storage key
-	 * @param fingerprint the request's fingerprint
-	 * @param ttl the record's time to live
-	 * @return the outcome
+	 * Transactional mode for the interceptor: claims without waiting, holds the response
+	 * back until the commit, and never fails open.
+	 * @param listener counts the claims and commits
+	 * @return the mode
 	 */
-	Begun begin(String key, String fingerprint, Duration ttl) {
-		TransactionalClaims.Begun begun = this.claims.begin(key);
-		TransactionStatus transaction = begun.transaction();
-		if (transaction != null) {
-			return new Begun(null, new TransactionalExecution(this, transaction, key, fingerprint, ttl));
+	HandlerMode<TransactionalHold> handlerMode(IdempotencyListener listener) {
+		return new HandlerMode<>(new TransactionalClaimMode(this.claims, listener), Duration.ZERO,
+				(request, capture, hold, fingerprint, policy) -> start(request, capture, hold, fingerprint,
+						policy.ttl(), listener),
+				"Idempotency store failed; refusing the transactional request (always fail-closed)");
+	}
+
+	private static void start(HttpServletRequest request, CapturingResponse capture, TransactionalHold hold,
+			String fingerprint, Duration ttl, IdempotencyListener listener) {
+		TransactionalExecution execution = new TransactionalExecution(hold, fingerprint, ttl);
+		request.setAttribute(TransactionalExecution.ATTRIBUTE, execution);
+		// held back whatever its size, redirects too: nothing may reach the client
+		// before the commit
+		capture.startHolding();
+		if (capture.isCaptureFailed()) {
+			execution.abandon(listener, NotStoredReason.NOT_CAPTURED);
+			throw new IllegalStateException("The response of a transactional @Idempotent handler was written "
+					+ "or committed before the handler ran, so it could not be held back until the commit; "
+					+ "its transaction was rolled back and the handler not run");
 		}
-		return (begun.record() != null) ? new Begun(begun.record(), null) : Begun.BUSY;
-	}
-
-	/**
-	 * The outcome of {@link #begin}: the record to replay, the execution that runs the
-	 * handler, or neither (another request holds the key).
-	 *
-	 * @param record the completed record, if any
-	 * @param execution the execution, if the key was claimed
-	 */
-	record Begun(@Nullable StoredRecord record, @Nullable TransactionalExecution execution) {
-
-		static final Begun BUSY = new Begun(null, null);
-
 	}
 
 }

@@ -1,0 +1,148 @@
+package dev.idempo.core;
+
+import java.time.Duration;
+
+import org.jspecify.annotations.Nullable;
+
+import dev.idempo.store.ClaimResult;
+import dev.idempo.store.Lease;
+import dev.idempo.store.LockingStore;
+import dev.idempo.store.StoredRecord;
+
+/**
+ * The plain mode: a key is claimed on the {@link LockingStore} (an owner's lease, renewed
+ * while the work runs on stores whose leases expire), and the record is stored or the key
+ * released by compare-and-set on that lease. Store operations are counted by the
+ * {@link ObservedLockingStore} it is given.
+ *
+ * @author idempo
+ */
+public final class PlainClaimMode implements ClaimMode<PlainClaimMode.PlainHold> {
+
+	private final LockingStore store;
+
+	private final IdempotencySettings settings;
+
+	private final LeaseRenewer leaseRenewer;
+
+	/**
+	 * Creates the plain mode of a store.
+	 * @param store the store, observed
+	 * @param settings the settings (lock TTL, fail-open)
+	 * @param leaseRenewer renews leases on stores whose claims expire
+	 */
+	public PlainClaimMode(LockingStore store, IdempotencySettings settings, LeaseRenewer leaseRenewer) {
+		this.store = store;
+		this.settings = settings;
+		this.leaseRenewer = leaseRenewer;
+	}
+
+	@Override
+	public Claim<PlainHold> claim(String storageKey, Duration wait) {
+		ClaimResult claim = claimWaiting(storageKey, wait);
+		if (claim instanceof ClaimResult.Completed completed) {
+			return new Replay<>(completed.record());
+		}
+		if (claim instanceof ClaimResult.Acquired acquired) {
+			return new Held<>(hold(acquired.lease()));
+		}
+		return new InProgress<>();
+	}
+
+	@Override
+	public boolean isStoreFailure(RuntimeException failure) {
+		return true;
+	}
+
+	@Override
+	public boolean failsOpen() {
+		return this.settings.failOpen();
+	}
+
+	/**
+	 * Holds a lease just acquired, renewing it while the work runs if the store's leases
+	 * expire.
+	 * @param lease the lease
+	 * @return the hold
+	 */
+	public PlainHold hold(Lease lease) {
+		return new PlainHold(lease);
+	}
+
+	private ClaimResult claimWaiting(String storageKey, Duration wait) {
+		long deadline = System.nanoTime() + wait.toNanos();
+		long pauseMillis = 10;
+		while (true) {
+			ClaimResult claim = this.store.claim(storageKey, this.settings.lockTtl());
+			long remainingMillis = (deadline - System.nanoTime()) / 1_000_000;
+			if (!(claim instanceof ClaimResult.InProgress) || remainingMillis <= 0) {
+				return claim;
+			}
+			try {
+				Thread.sleep(Math.min(pauseMillis, remainingMillis));
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				return claim;
+			}
+			pauseMillis = Math.min(pauseMillis * 2, 200);
+		}
+	}
+
+	/**
+	 * A lease on the store, renewed while the work runs where leases expire.
+	 */
+	public final class PlainHold implements ClaimMode.Hold {
+
+		private final Lease lease;
+
+		private final LeaseRenewer.@Nullable Renewal renewal;
+
+		private PlainHold(Lease lease) {
+			this.lease = lease;
+			LockingStore store = PlainClaimMode.this.store;
+			this.renewal = store.leaseExpires()
+					? PlainClaimMode.this.leaseRenewer.renew(store, lease, PlainClaimMode.this.settings.lockTtl())
+					: null;
+		}
+
+		@Override
+		public boolean commitsWithWork() {
+			return false;
+		}
+
+		@Override
+		public void workEnded() {
+			if (this.renewal != null) {
+				this.renewal.stop();
+			}
+		}
+
+		@Override
+		public boolean isLost() {
+			return this.renewal != null && this.renewal.isLost();
+		}
+
+		@Override
+		public boolean lapses() {
+			return PlainClaimMode.this.store.leaseExpires();
+		}
+
+		@Override
+		public boolean complete(StoredRecord record, Duration ttl) {
+			return PlainClaimMode.this.store.complete(this.lease, record, ttl);
+		}
+
+		@Override
+		public void recordFailed(Throwable failure) {
+			// the work's effects stay: the caller releases the claim as it sees fit
+		}
+
+		@Override
+		public boolean release(@Nullable Throwable failure) {
+			return PlainClaimMode.this.store.release(this.lease);
+		}
+
+	}
+
+}
