@@ -93,6 +93,15 @@ public interface ClaimMode<H extends ClaimMode.Hold> {
 		boolean commitsWithWork();
 
 		/**
+		 * The work is about to run: a claim whose lease expires is renewed from now on.
+		 * Called by the entry point once the claim was taken, outside the claim's own
+		 * failure handling, so that a renewal that cannot start is not mistaken for a
+		 * store failure.
+		 */
+		default void workStarted() {
+		}
+
+		/**
 		 * The work has returned or thrown: the claim is no longer renewed, and what
 		 * follows counts as storing its record.
 		 */

@@ -46,7 +46,11 @@ public final class PlainClaimMode implements ClaimMode<PlainClaimMode.PlainHold>
 		if (claim instanceof ClaimResult.Acquired acquired) {
 			return new Held<>(hold(acquired.lease()));
 		}
-		return new InProgress<>();
+		if (claim instanceof ClaimResult.InProgress) {
+			return new InProgress<>();
+		}
+		throw new IllegalStateException("The idempotency store " + this.store.name() + " answered a claim with " + claim
+				+ ", not a ClaimResult");
 	}
 
 	@Override
@@ -60,8 +64,8 @@ public final class PlainClaimMode implements ClaimMode<PlainClaimMode.PlainHold>
 	}
 
 	/**
-	 * Holds a lease just acquired, renewing it while the work runs if the store's leases
-	 * expire.
+	 * Holds a lease just acquired, renewing it while the work runs
+	 * ({@link PlainHold#workStarted()}) if the store's leases expire.
 	 * @param lease the lease
 	 * @return the hold
 	 */
@@ -96,14 +100,20 @@ public final class PlainClaimMode implements ClaimMode<PlainClaimMode.PlainHold>
 
 		private final Lease lease;
 
-		private final LeaseRenewer.@Nullable Renewal renewal;
+		// started on the claiming thread, read where the work ends (an async dispatch)
+		private volatile LeaseRenewer.@Nullable Renewal renewal;
 
 		private PlainHold(Lease lease) {
 			this.lease = lease;
+		}
+
+		@Override
+		public void workStarted() {
 			LockingStore store = PlainClaimMode.this.store;
-			this.renewal = store.leaseExpires()
-					? PlainClaimMode.this.leaseRenewer.renew(store, lease, PlainClaimMode.this.settings.lockTtl())
-					: null;
+			if (this.renewal == null && store.leaseExpires()) {
+				this.renewal = PlainClaimMode.this.leaseRenewer.renew(store, this.lease,
+						PlainClaimMode.this.settings.lockTtl());
+			}
 		}
 
 		@Override

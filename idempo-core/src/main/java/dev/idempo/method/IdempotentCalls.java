@@ -173,6 +173,7 @@ public final class IdempotentCalls {
 
 	private @Nullable Object run(Call call, String storageKey, ClaimMode.Hold hold, Work work) throws Throwable {
 		this.listener.onRequest(call.source(), RequestOutcome.EXECUTED);
+		hold.workStarted();
 		Object result;
 		try (CurrentIdempotentCall.Binding binding = CurrentIdempotentCall.bind(storageKey)) {
 			result = work.run();

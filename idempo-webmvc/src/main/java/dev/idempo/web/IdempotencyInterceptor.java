@@ -257,7 +257,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			return storeFailed(request, response, mode, ex);
 		}
 		if (claim instanceof ClaimMode.Replay<H> replay) {
-			return replay(request, response, replay.record(), claiming.fingerprint());
+			return replay(request, response, mode, replay.record(), claiming.fingerprint());
 		}
 		if (claim instanceof ClaimMode.Held<H> held) {
 			mode.starter().start(request, claiming.capture(), held.hold(), claiming.fingerprint(), claiming.policy());
@@ -374,8 +374,8 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		return values;
 	}
 
-	private boolean replay(HttpServletRequest request, HttpServletResponse response, StoredRecord record,
-			String fingerprint) throws IOException {
+	private boolean replay(HttpServletRequest request, HttpServletResponse response, HandlerMode<?> mode,
+			StoredRecord record, String fingerprint) throws IOException {
 		if (!record.fingerprint().equals(fingerprint)) {
 			return reject(request, response, RequestOutcome.MISMATCH, IdempotencyProblem.KEY_REUSED,
 					"This idempotency key was already used with a different request "
@@ -387,7 +387,9 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			stored = ResponseEnvelope.decode(record.response());
 		}
 		catch (IllegalArgumentException ex) {
-			return storeFailed(request, response, this.plain, ex);
+			// the claiming mode's failure handling: a transactional handler never runs
+			// unprotected, whose writes would commit without a record
+			return storeFailed(request, response, mode, ex);
 		}
 		if (this.observationRegistry.isNoop()) {
 			writeReplay(response, stored);

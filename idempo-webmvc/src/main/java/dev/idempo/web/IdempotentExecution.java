@@ -128,6 +128,7 @@ final class IdempotentExecution {
 	private IdempotentExecution(ClaimMode.Hold hold, IdempotencyListener listener, IdempotencySettings settings,
 			LeaseRenewer leaseRenewer, String fingerprint, Duration ttl, NotStoredReason policyReason) {
 		this.hold = hold;
+		hold.workStarted();
 		this.listener = listener;
 		this.settings = settings;
 		this.leaseRenewer = leaseRenewer;
