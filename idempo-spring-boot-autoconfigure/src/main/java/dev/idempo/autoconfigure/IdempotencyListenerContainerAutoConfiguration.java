@@ -1,6 +1,7 @@
 package dev.idempo.autoconfigure;
 
 import java.time.Duration;
+import java.util.function.Function;
 
 import org.springframework.amqp.rabbit.config.ContainerCustomizer;
 import org.springframework.amqp.rabbit.listener.DirectMessageListenerContainer;
@@ -93,8 +94,8 @@ public final class IdempotencyListenerContainerAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		ContainerCustomizer<SimpleMessageListenerContainer> idempotencySimpleContainerCustomizer(
-				IdempotencyProperties properties, RabbitProperties rabbitProperties) {
-			boolean applicationRetry = rabbitProperties.getListener().getSimple().getRetry().isEnabled();
+				IdempotencyProperties properties, ObjectProvider<RabbitProperties> rabbitProperties) {
+			boolean applicationRetry = applicationRetry(rabbitProperties, (listener) -> listener.getSimple());
 			return (container) -> IdempotencyRabbitContainers.customize(container, properties.getLockTtl(),
 					applicationRetry);
 		}
@@ -102,10 +103,21 @@ public final class IdempotencyListenerContainerAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		ContainerCustomizer<DirectMessageListenerContainer> idempotencyDirectContainerCustomizer(
-				IdempotencyProperties properties, RabbitProperties rabbitProperties) {
-			boolean applicationRetry = rabbitProperties.getListener().getDirect().getRetry().isEnabled();
+				IdempotencyProperties properties, ObjectProvider<RabbitProperties> rabbitProperties) {
+			boolean applicationRetry = applicationRetry(rabbitProperties, (listener) -> listener.getDirect());
 			return (container) -> IdempotencyRabbitContainers.customize(container, properties.getLockTtl(),
 					applicationRetry);
+		}
+
+		/**
+		 * Whether the application enabled Spring Boot's retry of this container type
+		 * ({@code spring.rabbitmq.listener.simple.retry.enabled}): its advice chain then
+		 * wins.
+		 */
+		private static boolean applicationRetry(ObjectProvider<RabbitProperties> properties,
+				Function<RabbitProperties.Listener, RabbitProperties.AmqpContainer> container) {
+			RabbitProperties rabbit = properties.getIfAvailable();
+			return rabbit != null && container.apply(rabbit.getListener()).getRetry().isEnabled();
 		}
 
 	}

@@ -75,7 +75,8 @@ class IdempotencyListenerContainerAutoConfigurationTests {
 
 	@Test
 	void needsBoot_sModuleOfEachLibrary() {
-		this.contextRunner
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(IdempotencyListenerContainerAutoConfiguration.class))
 			.withClassLoader(new FilteredClassLoader("org.springframework.boot.kafka", "org.springframework.boot.amqp"))
 			.run((context) -> assertThat(context).doesNotHaveBean("idempotencyKafkaErrorHandler")
 				.doesNotHaveBean("idempotencySimpleContainerCustomizer"));
