@@ -26,6 +26,7 @@ import org.springframework.amqp.core.Queue;
 import org.springframework.amqp.core.QueueBuilder;
 import org.springframework.amqp.rabbit.annotation.RabbitListener;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
@@ -38,13 +39,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 /**
- * idempo's Spring AMQP container customizer on a real RabbitMQ server ({@link TestRabbit}:
- * the local server, else the tests are aborted saying so), through Spring Boot's AMQP
- * auto-configuration: an idempotent listener with two consumers of prefetch one on a
- * queue whose dead-letter exchange routes to a dead-letter queue, the memory store and a
- * lock TTL of three seconds. A message whose key was reused is dead-lettered after one
- * delivery; a copy that meets its key in progress is retried with a back-off and replays.
- * With idempo's error handling turned off, the reused key is requeued in a loop.
+ * idempo's Spring AMQP container customizer on a real RabbitMQ server
+ * ({@link TestRabbit}: the local server, else the tests are aborted saying so), through
+ * Spring Boot's AMQP auto-configuration: an idempotent listener with two consumers of
+ * prefetch one on a queue whose dead-letter exchange routes to a dead-letter queue, the
+ * memory store and a lock TTL of three seconds. A message whose key was reused is
+ * dead-lettered after one delivery; a copy that meets its key in progress is retried with
+ * a back-off and replays. With idempo's error handling turned off, the reused key is
+ * requeued in a loop.
  *
  * @author idempo
  */
@@ -69,10 +71,12 @@ class RabbitErrorHandlingTests {
 	@AfterEach
 	void stop() {
 		if (this.context != null) {
+			// the consumers first, so that nothing declares the queues again
+			this.context.getBean(RabbitListenerEndpointRegistry.class).stop();
 			AmqpAdmin admin = this.context.getBean(AmqpAdmin.class);
-			this.context.close();
 			admin.deleteQueue(this.queue);
 			admin.deleteQueue(this.deadLetters);
+			this.context.close();
 		}
 	}
 
@@ -151,8 +155,8 @@ class RabbitErrorHandlingTests {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@ImportAutoConfiguration({ IdempotencyAutoConfiguration.class,
-			IdempotencyListenerContainerAutoConfiguration.class, RabbitAutoConfiguration.class })
+	@ImportAutoConfiguration({ IdempotencyAutoConfiguration.class, IdempotencyListenerContainerAutoConfiguration.class,
+			RabbitAutoConfiguration.class })
 	static class ListenerApplication {
 
 		// declared by the application's RabbitAdmin when the listeners connect
