@@ -9,6 +9,8 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -112,7 +114,9 @@ class IdempotencyClientHttpTests {
 		assertThat(answer.getBody()).contains("\"execution\":1");
 		assertThat(this.charges.executions(reference)).as("the handler ran once").isEqualTo(1);
 		assertThat(this.proxy.resets()).as("the first answer was lost").isPositive();
-		List<Request> requests = this.charges.requestsWithReference(reference);
+		// the server records a request after its response went out: wait for the replay's
+		List<Request> requests = awaitRecorded(() -> this.charges.requestsWithReference(reference),
+				(recorded) -> recorded.stream().anyMatch(Request::replayed));
 		assertThat(requests).as("the first attempt and its retry reached the server").hasSizeGreaterThanOrEqualTo(2);
 		assertThat(requests).extracting(Request::key).doesNotContainNull().containsOnly(requests.get(0).key());
 		assertThat(requests.get(0).status()).isEqualTo(201);
@@ -154,7 +158,8 @@ class IdempotencyClientHttpTests {
 		assertThat(answer.getHeaders().getFirst("Idempotent-Replayed")).isEqualTo("true");
 		assertThat(answer.getBody()).isEqualTo(first.get().body());
 		assertThat(this.charges.executions(reference)).isEqualTo(1);
-		List<Request> requests = this.charges.requests(key);
+		// the server records a request after its response went out: wait for the third
+		List<Request> requests = awaitRecorded(() -> this.charges.requests(key), (recorded) -> recorded.size() >= 3);
 		assertThat(requests).extracting(Request::status).containsExactly(409, 201, 201);
 		long waited = requests.get(2).arrivedNanos() - requests.get(0).arrivedNanos();
 		assertThat(TimeUnit.NANOSECONDS.toMillis(waited)).as("the retry came after Retry-After, not the backoff")
@@ -190,6 +195,17 @@ class IdempotencyClientHttpTests {
 			}
 			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
 		}
+	}
+
+	/** Polls the recorded requests until {@code done} holds, or 30 seconds passed. */
+	private static List<Request> awaitRecorded(Supplier<List<Request>> recorded, Predicate<List<Request>> done) {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		List<Request> requests = recorded.get();
+		while (!done.test(requests) && System.nanoTime() < deadline) {
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+			requests = recorded.get();
+		}
+		return requests;
 	}
 
 	private int serverPort() {
