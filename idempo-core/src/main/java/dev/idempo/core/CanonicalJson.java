@@ -1,0 +1,176 @@
+package dev.idempo.core;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.StreamReadFeature;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The canonical form of a JSON document without some of its fields, fingerprinted in
+ * place of the body's bytes when {@code idempo.fingerprint.ignored-fields} is set: two
+ * documents that differ only in the ignored fields, the order of object members,
+ * whitespace or the spelling of a number ({@code 1.0}, {@code 1}, {@code 1e0}) have the
+ * same form. The form is a length-prefixed encoding of the tree (a tag per value, members
+ * sorted by name), not JSON, so no escaping can make two documents meet. A document with
+ * a duplicate member name, trailing content or anything else Jackson refuses has no
+ * canonical form.
+ *
+ * @author idempo
+ */
+final class CanonicalJson {
+
+	private static final byte[] VERSION = "canonical-json/1".getBytes(StandardCharsets.UTF_8);
+
+	private static final JsonMapper MAPPER = JsonMapper.builder()
+		.enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+		.enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+		.enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+		.build();
+
+	/** The ignored pointers, as sent (escaped). */
+	private final Set<String> ignored;
+
+	/** Every proper prefix of an ignored pointer: paths worth following. */
+	private final Set<String> prefixes = new HashSet<>();
+
+	CanonicalJson(List<String> ignoredPointers) {
+		this.ignored = Set.copyOf(ignoredPointers);
+		for (String pointer : ignoredPointers) {
+			for (int i = pointer.indexOf('/', 1); i > 0; i = pointer.indexOf('/', i + 1)) {
+				this.prefixes.add(pointer.substring(0, i));
+			}
+		}
+		this.prefixes.add("");
+	}
+
+	/**
+	 * Whether a content type is JSON: {@code application/json} or any
+	 * {@code application/*+json}, whatever its parameters.
+	 * @param contentType the content type, or {@code null}
+	 * @return whether it is JSON
+	 */
+	static boolean isJson(@Nullable String contentType) {
+		if (contentType == null) {
+			return false;
+		}
+		String type = contentType.toLowerCase(Locale.ROOT);
+		int parameters = type.indexOf(';');
+		type = ((parameters >= 0) ? type.substring(0, parameters) : type).trim();
+		return type.equals("application/json") || (type.startsWith("application/") && type.endsWith("+json"));
+	}
+
+	/**
+	 * The canonical form of a document without the ignored fields.
+	 * @param document the JSON bytes
+	 * @return the form, or {@code null} if the bytes are not one JSON document
+	 */
+	byte @Nullable [] canonical(byte[] document) {
+		JsonNode tree;
+		try {
+			tree = MAPPER.readTree(document);
+		}
+		catch (JacksonException ex) {
+			return null;
+		}
+		if (tree == null || tree.isMissingNode()) {
+			return null;
+		}
+		ByteArrayOutputStream bytes = new ByteArrayOutputStream(document.length + 16);
+		DataOutputStream out = new DataOutputStream(bytes);
+		try {
+			out.write(VERSION);
+			write(out, tree, "");
+			out.flush();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		return bytes.toByteArray();
+	}
+
+	/**
+	 * Writes a value; {@code path} is its pointer while it may lead to an ignored field,
+	 * else {@code null}.
+	 */
+	private void write(DataOutputStream out, JsonNode node, @Nullable String path) throws IOException {
+		if (node.isObject()) {
+			Map<String, JsonNode> members = new TreeMap<>();
+			for (Map.Entry<String, JsonNode> member : node.properties()) {
+				members.put(member.getKey(), member.getValue());
+			}
+			writeContainer(out, 'o', members, path);
+		}
+		else if (node.isArray()) {
+			Map<String, JsonNode> elements = new LinkedHashMap<>();
+			int index = 0;
+			for (JsonNode element : node) {
+				elements.put(Integer.toString(index++), element);
+			}
+			writeContainer(out, 'a', elements, path);
+		}
+		else if (node.isNumber()) {
+			out.writeByte('n');
+			writeText(out, canonicalNumber(node));
+		}
+		else if (node.isString()) {
+			out.writeByte('s');
+			writeText(out, node.stringValue());
+		}
+		else if (node.isBoolean()) {
+			out.writeByte(node.booleanValue() ? 't' : 'f');
+		}
+		else {
+			out.writeByte('z');
+		}
+	}
+
+	private void writeContainer(DataOutputStream out, char tag, Map<String, JsonNode> members, @Nullable String path)
+			throws IOException {
+		out.writeByte(tag);
+		for (Map.Entry<String, JsonNode> member : members.entrySet()) {
+			String memberPath = (path != null) ? path + "/" + escape(member.getKey()) : null;
+			if (memberPath != null && this.ignored.contains(memberPath)) {
+				continue;
+			}
+			out.writeByte('m');
+			if (tag == 'o') {
+				writeText(out, member.getKey());
+			}
+			write(out, member.getValue(),
+					(memberPath != null && this.prefixes.contains(memberPath)) ? memberPath : null);
+		}
+		out.writeByte('e');
+	}
+
+	private static String canonicalNumber(JsonNode node) {
+		BigDecimal value = node.isIntegralNumber() ? new BigDecimal(node.bigIntegerValue()) : node.decimalValue();
+		return (value.signum() == 0) ? "0" : value.stripTrailingZeros().toString();
+	}
+
+	private static String escape(String name) {
+		return (name.indexOf('~') < 0 && name.indexOf('/') < 0) ? name : name.replace("~", "~0").replace("/", "~1");
+	}
+
+	private static void writeText(DataOutputStream out, String value) throws IOException {
+		byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+		out.writeInt(bytes.length);
+		out.write(bytes);
+	}
+
+}
