@@ -154,10 +154,7 @@ final class TransactionalExecution {
 		if (!begin()) {
 			return;
 		}
-		NotStoredReason reason = rejectedBeforeHandler ? NotStoredReason.REJECTED_BEFORE_HANDLER
-				: handlerFailed ? NotStoredReason.EXCEPTION
-						: (response != null) ? response.notStoredReason(settings.maxResponseSize(), this.responses)
-								: NotStoredReason.NOT_CAPTURED;
+		NotStoredReason reason = notStoredReason(response, handlerFailed, rejectedBeforeHandler, settings);
 		// a response too large to keep is a success all the same: its work commits, with
 		// a record that answers 410; every other reason rolls back
 		if (response == null || (reason != NotStoredReason.NONE && reason != NotStoredReason.TOO_LARGE)) {
@@ -188,6 +185,18 @@ final class TransactionalExecution {
 		listener.onResponse(replayable ? ResponseOutcome.STORED : ResponseOutcome.NOT_STORED,
 				replayable ? NotStoredReason.NONE
 						: (reason == NotStoredReason.TOO_LARGE) ? NotStoredReason.TOO_LARGE : NotStoredReason.REFUSED);
+	}
+
+	private NotStoredReason notStoredReason(@Nullable CapturingResponse response, boolean handlerFailed,
+			boolean rejectedBeforeHandler, IdempotencySettings settings) {
+		if (rejectedBeforeHandler) {
+			return NotStoredReason.REJECTED_BEFORE_HANDLER;
+		}
+		if (handlerFailed) {
+			return NotStoredReason.EXCEPTION;
+		}
+		return (response != null) ? response.notStoredReason(settings.maxResponseSize(), this.responses)
+				: NotStoredReason.NOT_CAPTURED;
 	}
 
 	/**
