@@ -117,7 +117,9 @@ public abstract class ResponsePolicyHttpTests {
 		assertThat(post(key, body, "x-tenant", "t1").statusCode()).isEqualTo(201);
 		assertThat(post(key, body, "X-TENANT", "t1").headers().firstValue(REPLAYED)).as("names are case-insensitive")
 			.hasValue("true");
-		assertKeyReused(post(key, body, "X-Tenant", "t2"));
+		HttpResponse<byte[]> otherTenant = post(key, body, "X-Tenant", "t2");
+		assertKeyReused(otherTenant);
+		assertThat(TestHttp.text(otherTenant)).contains("or the value of x-tenant");
 		assertKeyReused(this.http.postWithKey("/t/orders", key, body));
 		assertKeyReused(post(key, body, "X-Tenant", ""));
 		String absent = TestHttp.newKey();

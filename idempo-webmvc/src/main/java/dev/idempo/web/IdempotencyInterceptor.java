@@ -274,7 +274,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			return storeFailed(request, response, mode, ex);
 		}
 		if (claim instanceof ClaimMode.Replay<H> replay) {
-			return replay(request, response, mode, replay.record(), claiming.fingerprint());
+			return replay(request, response, mode, replay.record(), claiming);
 		}
 		if (claim instanceof ClaimMode.Held<H> held) {
 			mode.starter().start(request, claiming.capture(), held.hold(), claiming.fingerprint(), claiming.policy());
@@ -392,11 +392,12 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	}
 
 	private boolean replay(HttpServletRequest request, HttpServletResponse response, HandlerMode<?> mode,
-			StoredRecord record, String fingerprint) throws IOException {
-		if (!record.fingerprint().equals(fingerprint)) {
+			StoredRecord record, Claiming claiming) throws IOException {
+		if (!record.fingerprint().equals(claiming.fingerprint())) {
+			List<String> headers = claiming.policy().fingerprint().headers();
 			return reject(request, response, RequestOutcome.MISMATCH, IdempotencyProblem.KEY_REUSED,
-					"This idempotency key was already used with a different request "
-							+ "(method, path, query or body).",
+					"This idempotency key was already used with a different request (method, path, query or body"
+							+ (headers.isEmpty() ? "" : ", or the value of " + String.join(", ", headers)) + ").",
 					null);
 		}
 		CapturedResponse stored;
