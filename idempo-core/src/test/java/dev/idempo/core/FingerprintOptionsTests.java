@@ -76,6 +76,31 @@ class FingerprintOptionsTests {
 		}
 	}
 
+	/**
+	 * Jackson reads these numbers (or BigDecimal cannot strip their zeros) only by
+	 * throwing a {@code NumberFormatException} or an {@code ArithmeticException}, not a
+	 * {@code JacksonException}: such a body has no canonical form and is fingerprinted as
+	 * sent, as the documentation says of numbers beyond Jackson's limits, instead of
+	 * failing the request with a 500.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "{\"a\":1e-2147483648}", "{\"a\":1e2147483648}", "{\"a\":100e2147483647}" })
+	void numbersBeyondBigDecimalAreFingerprintedAsSent(String json) {
+		byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+		assertThat(this.options.body(JSON, bytes)).isSameAs(bytes);
+	}
+
+	/**
+	 * A JSON string may escape a lone surrogate ({@code "\ud800"}); encoded to UTF-8 it
+	 * becomes {@code ?}, so documents that differ there must not share a form.
+	 */
+	@Test
+	void loneSurrogatesDoNotMeetOtherStrings() {
+		byte[] lone = body(JSON, "{\"note\":\"\\ud800\"}");
+		assertThat(lone).isNotEqualTo(body(JSON, "{\"note\":\"?\"}"));
+		assertThat(lone).isNotEqualTo(body(JSON, "{\"note\":\"\\udfff\"}"));
+	}
+
 	@ParameterizedTest
 	@ValueSource(strings = { "timestamp", "", "/a~2", "/a~", "#/a" })
 	void invalidPointersAreRefused(String pointer) {

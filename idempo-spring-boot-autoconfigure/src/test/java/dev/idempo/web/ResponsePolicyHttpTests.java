@@ -151,6 +151,19 @@ public abstract class ResponsePolicyHttpTests {
 		assertKeyReused(this.http.postWithKey("/t/status/201", unparsable, "{\"timestamp\":2"));
 	}
 
+	/**
+	 * A JSON number BigDecimal cannot hold makes no canonical form; the request is
+	 * fingerprinted as sent and reaches the handler (which ignores its body), not a 500.
+	 */
+	@Test
+	void aJsonBodyWithANumberBeyondBigDecimalIsFingerprintedAsSent() {
+		String key = TestHttp.newKey();
+		HttpResponse<byte[]> first = this.http.postWithKey("/t/status/201", key, "{\"amount\":1e-2147483648}");
+		assertThat(first.statusCode()).as(TestHttp.text(first)).isEqualTo(201);
+		HttpResponse<byte[]> retry = this.http.postWithKey("/t/status/201", key, "{\"amount\":1e-2147483648}");
+		assertThat(retry.headers().firstValue(REPLAYED)).hasValue("true");
+	}
+
 	private HttpResponse<byte[]> post(String key, String body, String header, String value) {
 		return this.http.post("/t/orders", body, "Idempotency-Key", key, header, value);
 	}
