@@ -5,6 +5,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -28,8 +29,9 @@ import tools.jackson.databind.json.JsonMapper;
  * whitespace or the spelling of a number ({@code 1.0}, {@code 1}, {@code 1e0}) have the
  * same form. The form is a length-prefixed encoding of the tree (a tag per value, members
  * sorted by name), not JSON, so no escaping can make two documents meet. A document with
- * a duplicate member name, trailing content or anything else Jackson refuses has no
- * canonical form.
+ * a duplicate member name, trailing content, a number {@link BigDecimal} cannot hold, a
+ * string with a lone surrogate (UTF-8 has no bytes for it) or anything else Jackson
+ * refuses has no canonical form.
  *
  * @author idempo
  */
@@ -85,7 +87,8 @@ final class CanonicalJson {
 		try {
 			tree = MAPPER.readTree(document);
 		}
-		catch (JacksonException ex) {
+		catch (JacksonException | NumberFormatException ex) {
+			// Jackson throws NumberFormatException for numbers BigDecimal cannot hold
 			return null;
 		}
 		if (tree == null || tree.isMissingNode()) {
@@ -97,6 +100,11 @@ final class CanonicalJson {
 			out.write(VERSION);
 			write(out, tree, "");
 			out.flush();
+		}
+		catch (ArithmeticException | CharacterCodingException ex) {
+			// a number whose scale overflows once its zeros are stripped, or a string
+			// with a lone surrogate, which UTF-8 cannot tell apart from '?'
+			return null;
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
@@ -168,6 +176,17 @@ final class CanonicalJson {
 	}
 
 	private static void writeText(DataOutputStream out, String value) throws IOException {
+		for (int i = 0; i < value.length(); i++) {
+			char c = value.charAt(i);
+			if (Character.isHighSurrogate(c) && i + 1 < value.length()
+					&& Character.isLowSurrogate(value.charAt(i + 1))) {
+				i++;
+			}
+			else if (Character.isSurrogate(c)) {
+				// UTF-8 would write it as '?', like a '?' that was sent
+				throw new CharacterCodingException();
+			}
+		}
 		byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
 		out.writeInt(bytes.length);
 		out.write(bytes);
