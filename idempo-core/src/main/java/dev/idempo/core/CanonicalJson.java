@@ -8,12 +8,10 @@ import java.math.BigDecimal;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
+import java.util.TreeSet;
 
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
@@ -118,19 +116,18 @@ final class CanonicalJson {
 	 */
 	private void write(DataOutputStream out, JsonNode node, @Nullable String path) throws IOException {
 		if (node.isObject()) {
-			Map<String, JsonNode> members = new TreeMap<>();
-			for (Map.Entry<String, JsonNode> member : node.properties()) {
-				members.put(member.getKey(), member.getValue());
+			out.writeByte('o');
+			for (String name : new TreeSet<>(node.propertyNames())) {
+				member(out, name, node.get(name), path, true);
 			}
-			writeContainer(out, 'o', members, path);
+			out.writeByte('e');
 		}
 		else if (node.isArray()) {
-			Map<String, JsonNode> elements = new LinkedHashMap<>();
-			int index = 0;
-			for (JsonNode element : node) {
-				elements.put(Integer.toString(index++), element);
+			out.writeByte('a');
+			for (int i = 0; i < node.size(); i++) {
+				member(out, (path != null) ? Integer.toString(i) : "", node.get(i), path, false);
 			}
-			writeContainer(out, 'a', elements, path);
+			out.writeByte('e');
 		}
 		else if (node.isNumber()) {
 			out.writeByte('n');
@@ -148,22 +145,17 @@ final class CanonicalJson {
 		}
 	}
 
-	private void writeContainer(DataOutputStream out, char tag, Map<String, JsonNode> members, @Nullable String path)
+	private void member(DataOutputStream out, String name, JsonNode value, @Nullable String path, boolean named)
 			throws IOException {
-		out.writeByte(tag);
-		for (Map.Entry<String, JsonNode> member : members.entrySet()) {
-			String memberPath = (path != null) ? path + "/" + escape(member.getKey()) : null;
-			if (memberPath != null && this.ignored.contains(memberPath)) {
-				continue;
-			}
-			out.writeByte('m');
-			if (tag == 'o') {
-				writeText(out, member.getKey());
-			}
-			write(out, member.getValue(),
-					(memberPath != null && this.prefixes.contains(memberPath)) ? memberPath : null);
+		String memberPath = (path != null) ? path + "/" + escape(name) : null;
+		if (memberPath != null && this.ignored.contains(memberPath)) {
+			return;
 		}
-		out.writeByte('e');
+		out.writeByte('m');
+		if (named) {
+			writeText(out, name);
+		}
+		write(out, value, (memberPath != null && this.prefixes.contains(memberPath)) ? memberPath : null);
 	}
 
 	private static String canonicalNumber(JsonNode node) {

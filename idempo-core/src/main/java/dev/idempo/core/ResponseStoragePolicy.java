@@ -116,6 +116,20 @@ public final class ResponseStoragePolicy {
 	}
 
 	/**
+	 * The first success status (2xx) this policy does not store, which a transactional
+	 * handler cannot answer: its writes commit only with a record.
+	 * @return the status, or {@code null} if every 2xx status is stored
+	 */
+	public @Nullable Integer firstUnstoredSuccess() {
+		for (int status = 200; status <= 299; status++) {
+			if (!isStored(status)) {
+				return status;
+			}
+		}
+		return null;
+	}
+
+	/**
 	 * The stored entries, trimmed and lower case.
 	 * @return the entries
 	 */

@@ -3,6 +3,8 @@ package dev.idempo.autoconfigure;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
@@ -27,6 +29,13 @@ public class IdempotencyProperties implements Validator {
 
 	/** An HTTP header name: an RFC 9110 token. */
 	static final String HEADER_NAME = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+
+	/**
+	 * Headers that a replay must not be marked with: they describe the response itself.
+	 */
+	private static final Set<String> RESERVED_REPLAYED_HEADERS = Set.of("content-length", "content-type",
+			"content-encoding", "transfer-encoding", "connection", "set-cookie", "retry-after", "location", "date",
+			"vary", "etag", "cache-control");
 
 	/**
 	 * Whether idempotency keys are handled. When false, @Idempotent handlers run as if
@@ -285,6 +294,11 @@ public class IdempotencyProperties implements Validator {
 		}
 		if (!properties.getReplayedHeader().matches(HEADER_NAME)) {
 			errors.rejectValue("replayedHeader", "idempo.replayed-header", "must be an HTTP header name (a token)");
+		}
+		else if (RESERVED_REPLAYED_HEADERS.contains(properties.getReplayedHeader().toLowerCase(Locale.ROOT))
+				|| properties.getReplayedHeader().equalsIgnoreCase(properties.getKeyHeader())) {
+			errors.rejectValue("replayedHeader", "idempo.replayed-header", "'" + properties.getReplayedHeader()
+					+ "' is a header that a response or the key already uses: name a header of its own");
 		}
 		properties.getResponses().validate(errors, "responses", "idempo.responses");
 		properties.getFingerprint().validate(errors, "fingerprint", "idempo.fingerprint");

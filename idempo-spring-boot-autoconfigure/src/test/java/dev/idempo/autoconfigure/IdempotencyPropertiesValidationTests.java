@@ -45,6 +45,8 @@ class IdempotencyPropertiesValidationTests {
 					idempo.key-header=Idempotency Key                   | idempo.key-header                               | HTTP header name
 					idempo.key-header-aliases=X Key                     | idempo.key-header-aliases                       | 'X Key' is not an HTTP header name
 					idempo.replayed-header=Idempotent Replayed         | idempo.replayed-header                          | HTTP header name
+					idempo.replayed-header=Content-Length               | idempo.replayed-header                          | 'Content-Length' is a header that a response or the key already uses
+					idempo.replayed-header=idempotency-key              | idempo.replayed-header                          | 'idempotency-key' is a header that a response or the key already uses
 					idempo.responses.stored=6xx                         | idempo.responses.stored                         | '6xx' is neither a status code from 100 to 599
 					idempo.responses.stored=2xx,abc                     | idempo.responses.stored                         | 'abc' is neither a status code
 					idempo.responses.not-stored=99                      | idempo.responses.not-stored                     | '99' is neither a status code

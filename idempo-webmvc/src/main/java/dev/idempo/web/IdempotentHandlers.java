@@ -184,6 +184,15 @@ public class IdempotentHandlers {
 							+ "its retries",
 					"Remove cacheResponse = false, or make the handler non-transactional.");
 		}
+		Integer unstored = this.defaultResponses.firstUnstoredSuccess();
+		if (unstored != null) {
+			throw new IdempotentHandlerException(handlerMethod,
+					how + " on " + handlerMethod + " needs every 2xx response stored, but idempo.responses does not "
+							+ "store " + unstored + ": its writes would be rolled back while the client is told "
+							+ "they succeeded",
+					"Store every 2xx status (idempo.responses.stored includes 2xx, idempo.responses.not-stored "
+							+ "names none), or make the handler non-transactional.");
+		}
 		if (isAsynchronous(handlerMethod.getReturnType())) {
 			throw new IdempotentHandlerException(handlerMethod,
 					how + " on " + handlerMethod + " cannot run a handler that returns "
