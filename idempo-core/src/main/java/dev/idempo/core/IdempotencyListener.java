@@ -183,7 +183,10 @@ public interface IdempotencyListener {
 		/** It was stored. */
 		NONE,
 
-		/** 5xx, 408, 425 or 429. */
+		/**
+		 * A status that {@code idempo.responses} does not store (by default 5xx, 408, 425
+		 * and 429).
+		 */
 		STATUS,
 
 		/** The body exceeded {@code idempo.max-response-size}. */

@@ -24,11 +24,16 @@ import org.springframework.util.Assert;
  * 409; zero answers 409 at once
  * @param failOpen whether to run the handler unprotected when the store fails
  * @param storeFailureRetryAfter the {@code Retry-After} of a 503
+ * @param replayedHeader the header added to a replayed response
  * @author idempo
  */
 public record IdempotencySettings(String keyHeader, List<String> keyHeaderAliases, boolean keyRequired,
 		Duration responseTtl, Duration lockTtl, long maxResponseSize, long maxRequestSize, Set<String> excludedHeaders,
-		Duration conflictRetryAfter, Duration conflictWaitTimeout, boolean failOpen, Duration storeFailureRetryAfter) {
+		Duration conflictRetryAfter, Duration conflictWaitTimeout, boolean failOpen, Duration storeFailureRetryAfter,
+		String replayedHeader) {
+
+	/** The header added to a replayed response by default. */
+	public static final String DEFAULT_REPLAYED_HEADER = "Idempotent-Replayed";
 
 	/** Headers that describe one transfer, not the response, and are never replayed. */
 	public static final Set<String> ALWAYS_EXCLUDED_HEADERS = Set.of("content-length", "transfer-encoding",
@@ -48,6 +53,7 @@ public record IdempotencySettings(String keyHeader, List<String> keyHeaderAliase
 
 	public IdempotencySettings {
 		Assert.hasText(keyHeader, "'keyHeader' must not be empty");
+		Assert.hasText(replayedHeader, "'replayedHeader' must not be empty");
 		Assert.isTrue(isValidTtl(responseTtl), "'responseTtl' must be positive and at most 36500d");
 		Assert.isTrue(isPositive(lockTtl), "'lockTtl' must be positive");
 		Assert.isTrue(maxResponseSize >= 0, "'maxResponseSize' must not be negative");
@@ -60,6 +66,31 @@ public record IdempotencySettings(String keyHeader, List<String> keyHeaderAliase
 		excludedHeaders.forEach((name) -> excluded.add(name.trim().toLowerCase(Locale.ROOT)));
 		excluded.addAll(ALWAYS_EXCLUDED_HEADERS);
 		excludedHeaders = Set.copyOf(excluded);
+	}
+
+	/**
+	 * Settings that add the default {@value #DEFAULT_REPLAYED_HEADER} header to replays.
+	 * @param keyHeader the header that carries the key
+	 * @param keyHeaderAliases further headers accepted as the key header
+	 * @param keyRequired whether every protected handler requires a key
+	 * @param responseTtl how long responses are kept unless the annotation says otherwise
+	 * @param lockTtl the lease length on stores whose claims expire
+	 * @param maxResponseSize the largest response body stored, in bytes
+	 * @param maxRequestSize the largest request body read to fingerprint it, in bytes
+	 * @param excludedHeaders response headers never stored nor replayed
+	 * (case-insensitive)
+	 * @param conflictRetryAfter the {@code Retry-After} of a 409
+	 * @param conflictWaitTimeout how long a duplicate waits for the first request
+	 * @param failOpen whether to run the handler unprotected when the store fails
+	 * @param storeFailureRetryAfter the {@code Retry-After} of a 503
+	 */
+	public IdempotencySettings(String keyHeader, List<String> keyHeaderAliases, boolean keyRequired,
+			Duration responseTtl, Duration lockTtl, long maxResponseSize, long maxRequestSize,
+			Set<String> excludedHeaders, Duration conflictRetryAfter, Duration conflictWaitTimeout, boolean failOpen,
+			Duration storeFailureRetryAfter) {
+		this(keyHeader, keyHeaderAliases, keyRequired, responseTtl, lockTtl, maxResponseSize, maxRequestSize,
+				excludedHeaders, conflictRetryAfter, conflictWaitTimeout, failOpen, storeFailureRetryAfter,
+				DEFAULT_REPLAYED_HEADER);
 	}
 
 	/**

@@ -163,7 +163,8 @@ public final class IdempotencyAutoConfiguration {
 		@ConditionalOnMissingBean
 		IdempotentHandlers idempotentHandlers(IdempotencyProperties properties, ConfigurableBeanFactory beanFactory) {
 			return new IdempotentHandlers(new EmbeddedValueResolver(beanFactory), properties.getResponseTtl(),
-					properties.isTransactional(), transactionalUnavailable(properties, beanFactory));
+					properties.isTransactional(), transactionalUnavailable(properties, beanFactory),
+					properties.getResponses().toPolicy(), properties.getFingerprint().toOptions());
 		}
 
 		@Bean

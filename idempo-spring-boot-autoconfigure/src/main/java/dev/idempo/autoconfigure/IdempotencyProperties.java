@@ -3,10 +3,14 @@ package dev.idempo.autoconfigure;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.idempo.core.FingerprintOptions;
 import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.ResponseStoragePolicy;
 import dev.idempo.method.IdempotentMethodAdvisor;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -25,6 +29,13 @@ public class IdempotencyProperties implements Validator {
 
 	/** An HTTP header name: an RFC 9110 token. */
 	static final String HEADER_NAME = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+
+	/**
+	 * Headers that a replay must not be marked with: they describe the response itself.
+	 */
+	private static final Set<String> RESERVED_REPLAYED_HEADERS = Set.of("content-length", "content-type",
+			"content-encoding", "transfer-encoding", "connection", "set-cookie", "retry-after", "location", "date",
+			"vary", "etag", "cache-control");
 
 	/**
 	 * Whether idempotency keys are handled. When false, @Idempotent handlers run as if
@@ -102,6 +113,16 @@ public class IdempotencyProperties implements Validator {
 	 * stores.
 	 */
 	private boolean transactional;
+
+	/**
+	 * Response header added with the value "true" to a replayed response (an HTTP header
+	 * name).
+	 */
+	private String replayedHeader = IdempotencySettings.DEFAULT_REPLAYED_HEADER;
+
+	private final Responses responses = new Responses();
+
+	private final Fingerprint fingerprint = new Fingerprint();
 
 	private final Conflict conflict = new Conflict();
 
@@ -218,6 +239,22 @@ public class IdempotencyProperties implements Validator {
 		this.filterOrder = filterOrder;
 	}
 
+	public String getReplayedHeader() {
+		return this.replayedHeader;
+	}
+
+	public void setReplayedHeader(String replayedHeader) {
+		this.replayedHeader = replayedHeader;
+	}
+
+	public Responses getResponses() {
+		return this.responses;
+	}
+
+	public Fingerprint getFingerprint() {
+		return this.fingerprint;
+	}
+
 	public Conflict getConflict() {
 		return this.conflict;
 	}
@@ -255,6 +292,16 @@ public class IdempotencyProperties implements Validator {
 						"'" + alias + "' is not an HTTP header name (a token)");
 			}
 		}
+		if (!properties.getReplayedHeader().matches(HEADER_NAME)) {
+			errors.rejectValue("replayedHeader", "idempo.replayed-header", "must be an HTTP header name (a token)");
+		}
+		else if (RESERVED_REPLAYED_HEADERS.contains(properties.getReplayedHeader().toLowerCase(Locale.ROOT))
+				|| properties.getReplayedHeader().equalsIgnoreCase(properties.getKeyHeader())) {
+			errors.rejectValue("replayedHeader", "idempo.replayed-header", "'" + properties.getReplayedHeader()
+					+ "' is a header that a response or the key already uses: name a header of its own");
+		}
+		properties.getResponses().validate(errors, "responses", "idempo.responses");
+		properties.getFingerprint().validate(errors, "fingerprint", "idempo.fingerprint");
 		rejectInvalidTtl(errors, "responseTtl", "idempo.response-ttl", properties.getResponseTtl());
 		rejectInvalidTtl(errors, "lockTtl", "idempo.lock-ttl", properties.getLockTtl());
 		if (properties.getMaxResponseSize().isNegative()) {
@@ -363,7 +410,138 @@ public class IdempotencyProperties implements Validator {
 				this.lockTtl, this.maxResponseSize.toBytes(), this.maxRequestSize.toBytes(),
 				java.util.Set.copyOf(this.excludedHeaders), this.conflict.getRetryAfter(),
 				this.conflict.getWaitTimeout(), this.storeFailure.getMode() == StoreFailureMode.FAIL_OPEN,
-				this.storeFailure.getRetryAfter());
+				this.storeFailure.getRetryAfter(), this.replayedHeader);
+	}
+
+	/**
+	 * Which responses are stored and replayed; the rest release their key, so that a
+	 * retry runs the handler again.
+	 */
+	public static class Responses {
+
+		/**
+		 * Statuses whose responses are stored and replayed: codes (201) or classes (4xx).
+		 * 5xx may be added: a stored 500 is replayed like any other response.
+		 */
+		private List<String> stored = new ArrayList<>(ResponseStoragePolicy.DEFAULT_STORED);
+
+		/**
+		 * Statuses never stored even when "stored" matches them: codes (429) or classes;
+		 * their responses release the key.
+		 */
+		private List<String> notStored = new ArrayList<>(ResponseStoragePolicy.DEFAULT_NOT_STORED);
+
+		public List<String> getStored() {
+			return this.stored;
+		}
+
+		public void setStored(List<String> stored) {
+			this.stored = stored;
+		}
+
+		public List<String> getNotStored() {
+			return this.notStored;
+		}
+
+		public void setNotStored(List<String> notStored) {
+			this.notStored = notStored;
+		}
+
+		/**
+		 * Rejects entries that are neither a status code nor a class.
+		 * @param errors the errors of the bound object
+		 * @param field the path of this object in it, such as {@code responses}
+		 * @param property the property prefix, such as {@code idempo.responses}
+		 */
+		void validate(Errors errors, String field, String property) {
+			rejectInvalidEntries(errors, field + ".stored", property + ".stored", this.stored);
+			rejectInvalidEntries(errors, field + ".notStored", property + ".not-stored", this.notStored);
+		}
+
+		private static void rejectInvalidEntries(Errors errors, String field, String property, List<String> entries) {
+			for (String entry : entries) {
+				String problem = ResponseStoragePolicy.problem(entry);
+				if (problem != null) {
+					errors.rejectValue(field, property, problem);
+				}
+			}
+		}
+
+		/**
+		 * The policy these properties describe.
+		 * @return the policy
+		 */
+		public ResponseStoragePolicy toPolicy() {
+			return ResponseStoragePolicy.of(this.stored, this.notStored);
+		}
+
+	}
+
+	/**
+	 * What a request's fingerprint covers beyond its method, path, query and body.
+	 */
+	public static class Fingerprint {
+
+		/**
+		 * JSON Pointers (RFC 6901) of fields left out of the fingerprint of a JSON body
+		 * (application/json, application/*+json), such as /timestamp or /meta/requestId:
+		 * a retry that differs only there replays instead of getting 422. What remains is
+		 * fingerprinted in a canonical form (members sorted, whitespace ignored); bodies
+		 * that are not JSON or do not parse are fingerprinted as sent.
+		 */
+		private List<String> ignoredFields = new ArrayList<>();
+
+		/**
+		 * Request headers whose values are part of the fingerprint (case-insensitive); a
+		 * header that is absent differs from one sent empty.
+		 */
+		private List<String> headers = new ArrayList<>();
+
+		public List<String> getIgnoredFields() {
+			return this.ignoredFields;
+		}
+
+		public void setIgnoredFields(List<String> ignoredFields) {
+			this.ignoredFields = ignoredFields;
+		}
+
+		public List<String> getHeaders() {
+			return this.headers;
+		}
+
+		public void setHeaders(List<String> headers) {
+			this.headers = headers;
+		}
+
+		/**
+		 * Rejects invalid JSON Pointers and header names.
+		 * @param errors the errors of the bound object
+		 * @param field the path of this object in it, such as {@code fingerprint}
+		 * @param property the property prefix, such as {@code idempo.fingerprint}
+		 */
+		void validate(Errors errors, String field, String property) {
+			for (String pointer : this.ignoredFields) {
+				String problem = FingerprintOptions.pointerProblem(pointer);
+				if (problem != null) {
+					errors.rejectValue(field + ".ignoredFields", property + ".ignored-fields", problem);
+				}
+			}
+			for (String header : this.headers) {
+				if (!header.trim().matches(HEADER_NAME)) {
+					errors.rejectValue(field + ".headers", property + ".headers",
+							"'" + header + "' is not an HTTP header name (a token)");
+				}
+			}
+		}
+
+		/**
+		 * The options these properties describe.
+		 * @return the options
+		 */
+		public FingerprintOptions toOptions() {
+			return FingerprintOptions.of(this.ignoredFields, this.headers);
+		}
+
 	}
 
 	/**

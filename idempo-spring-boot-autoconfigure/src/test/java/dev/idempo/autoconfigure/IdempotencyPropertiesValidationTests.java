@@ -44,6 +44,15 @@ class IdempotencyPropertiesValidationTests {
 					idempo.max-buffered-size=0                          | idempo.max-buffered-size                        | must be positive
 					idempo.key-header=Idempotency Key                   | idempo.key-header                               | HTTP header name
 					idempo.key-header-aliases=X Key                     | idempo.key-header-aliases                       | 'X Key' is not an HTTP header name
+					idempo.replayed-header=Idempotent Replayed         | idempo.replayed-header                          | HTTP header name
+					idempo.replayed-header=Content-Length               | idempo.replayed-header                          | 'Content-Length' is a header that a response or the key already uses
+					idempo.replayed-header=idempotency-key              | idempo.replayed-header                          | 'idempotency-key' is a header that a response or the key already uses
+					idempo.responses.stored=6xx                         | idempo.responses.stored                         | '6xx' is neither a status code from 100 to 599
+					idempo.responses.stored=2xx,abc                     | idempo.responses.stored                         | 'abc' is neither a status code
+					idempo.responses.not-stored=99                      | idempo.responses.not-stored                     | '99' is neither a status code
+					idempo.fingerprint.ignored-fields=timestamp         | idempo.fingerprint.ignored-fields               | 'timestamp' is not a JSON Pointer
+					idempo.fingerprint.ignored-fields=/a~2b             | idempo.fingerprint.ignored-fields               | '~' must be followed by 0
+					idempo.fingerprint.headers=X Tenant                 | idempo.fingerprint.headers                      | 'X Tenant' is not an HTTP header name
 					idempo.conflict.retry-after=-1s                     | idempo.conflict.retry-after                     | must not be negative
 					idempo.conflict.wait-timeout=-1s                    | idempo.conflict.wait-timeout                    | must not be negative
 					idempo.store-failure.retry-after=-1s                | idempo.store-failure.retry-after                | must not be negative
@@ -85,7 +94,9 @@ class IdempotencyPropertiesValidationTests {
 					"idempo.store.redis.replica-acknowledgements=0", "idempo.store.jdbc.lock-sessions=1",
 					"idempo.store.jdbc.timeout=12d", "idempo.store.jdbc.network-timeout=24d",
 					"idempo.store.jdbc.session-check-interval=6d", "idempo.store.jdbc.cleanup.batch-size=1",
-					"idempo.store.jdbc.platform=mysql")
+					"idempo.store.jdbc.platform=mysql", "idempo.responses.stored=1xx,599,5XX",
+					"idempo.responses.not-stored=100", "idempo.fingerprint.ignored-fields=/,/a~0b~1c/0",
+					"idempo.replayed-header=X-Replayed")
 			.run((context) -> assertThat(context).hasNotFailed());
 	}
 
@@ -99,6 +110,17 @@ class IdempotencyPropertiesValidationTests {
 			.contains("Value: \"0\"")
 			.contains("Origin: \"idempo.store.jdbc.lock-sessions\"")
 			.contains("Reason: must be at least 1");
+	}
+
+	@Test
+	void bootsFailureReportNamesAnInvalidResponsesEntry(CapturedOutput output) {
+		SpringApplication application = new SpringApplication(MinimalApplication.class);
+		application.setWebApplicationType(WebApplicationType.NONE);
+		assertThatException().isThrownBy(() -> application.run("--idempo.responses.stored=2xx,6xx").close());
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Property: idempo.responses.stored")
+			.contains("Value: \"[2xx, 6xx]\"")
+			.contains("Reason: '6xx' is neither a status code from 100 to 599 (201) nor a class from 1xx to 5xx (4xx)");
 	}
 
 	@Configuration(proxyBeanMethods = false)

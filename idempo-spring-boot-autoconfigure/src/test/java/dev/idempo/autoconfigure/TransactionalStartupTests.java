@@ -1,12 +1,15 @@
 package dev.idempo.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
 import org.junit.jupiter.api.Test;
 
 import dev.idempo.Idempotent;
+import dev.idempo.core.FingerprintOptions;
+import dev.idempo.core.ResponseStoragePolicy;
 import dev.idempo.web.IdempotentHandlerException;
 import dev.idempo.web.IdempotentHandlers;
 
@@ -85,6 +88,23 @@ class TransactionalStartupTests {
 		assertThatExceptionOfType(IdempotentHandlerException.class)
 			.isThrownBy(() -> transactionalHandlers().policy(handler("laterEntity")))
 			.withMessageContaining("asynchronous");
+	}
+
+	@Test
+	void transactionalHandlerWhosePolicyDoesNotStoreEverySuccessIsRejected() throws Exception {
+		for (ResponseStoragePolicy responses : List.of(ResponseStoragePolicy.of(List.of("201", "4xx"), List.of()),
+				ResponseStoragePolicy.of(List.of("2xx"), List.of("202")))) {
+			IdempotentHandlers handlers = new IdempotentHandlers((value) -> value, Duration.ofHours(1), false, null,
+					responses, FingerprintOptions.NONE);
+			assertThatExceptionOfType(IdempotentHandlerException.class)
+				.isThrownBy(() -> handlers.policy(handler("pay")))
+				.withMessageContaining("needs every 2xx response stored")
+				.withMessageContaining("idempo.responses");
+			assertThat(handlers.policy(handler("plain"))).as("a plain handler may store what it likes").isNotNull();
+		}
+		IdempotentHandlers storingServerErrors = new IdempotentHandlers((value) -> value, Duration.ofHours(1), false,
+				null, ResponseStoragePolicy.of(List.of("2xx", "5xx"), List.of("503")), FingerprintOptions.NONE);
+		assertThat(storingServerErrors.policy(handler("pay"))).isNotNull();
 	}
 
 	@Test

@@ -17,7 +17,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 public final class IdempotencyResultMatchers {
 
-	/** The header idempo adds to replayed responses. */
+	/**
+	 * The header idempo adds to replayed responses by default; where
+	 * {@code idempo.replayed-header} names another, match it with
+	 * {@link #replayed(String)}.
+	 */
 	public static final String REPLAYED_HEADER = "Idempotent-Replayed";
 
 	/** The prefix of idempo's problem types. */
@@ -42,6 +46,26 @@ public final class IdempotencyResultMatchers {
 	public static ResultMatcher notReplayed() {
 		return (result) -> assertThat(result.getResponse().getHeader(REPLAYED_HEADER)).as("Idempotent-Replayed")
 			.isNull();
+	}
+
+	/**
+	 * The response is a replay, marked with the header {@code idempo.replayed-header}
+	 * names.
+	 * @param header the replayed header
+	 * @return the matcher
+	 */
+	public static ResultMatcher replayed(String header) {
+		return (result) -> assertThat(result.getResponse().getHeader(header)).as(header).isEqualTo("true");
+	}
+
+	/**
+	 * The handler ran for this response, by the header {@code idempo.replayed-header}
+	 * names: it is not a replay.
+	 * @param header the replayed header
+	 * @return the matcher
+	 */
+	public static ResultMatcher notReplayed(String header) {
+		return (result) -> assertThat(result.getResponse().getHeader(header)).as(header).isNull();
 	}
 
 	/**

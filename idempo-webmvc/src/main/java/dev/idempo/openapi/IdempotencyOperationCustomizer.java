@@ -23,7 +23,6 @@ import org.springdoc.core.customizers.GlobalOperationCustomizer;
 
 import dev.idempo.core.IdempotencyKeyParser;
 import dev.idempo.core.IdempotencySettings;
-import dev.idempo.web.IdempotencyInterceptor;
 import dev.idempo.web.IdempotencyProblem;
 import dev.idempo.web.IdempotentHandlers;
 
@@ -34,14 +33,15 @@ import org.springframework.web.method.HandlerMethod;
 
 /**
  * Documents the operations of {@link dev.idempo.Idempotent} handlers: the key header
- * (required or not, its syntax and length), the {@code Idempotent-Replayed} header of
- * successful responses, the problem responses idempo answers with their {@code type}s,
- * and the key's expiry policy as the operation extension {@value #EXTENSION} (the IETF
- * draft asks servers to publish it). A {@code cacheResponse = false} handler is
- * documented for what it does: a duplicate gets 409 while the first request runs, and
- * nothing is stored, so there is no replay, no key reuse to detect and no TTL. Only for
- * handlers reached with {@code POST}, {@code PUT}, {@code PATCH} or {@code DELETE};
- * operations of other handlers are left alone.
+ * (required or not, its syntax and length), the replayed header
+ * ({@code idempo.replayed-header}) of the responses whose status the handler's
+ * {@code idempo.responses} policy stores, the problem responses idempo answers with their
+ * {@code type}s, and the key's expiry policy as the operation extension
+ * {@value #EXTENSION} (the IETF draft asks servers to publish it). A
+ * {@code cacheResponse = false} handler is documented for what it does: a duplicate gets
+ * 409 while the first request runs, and nothing is stored, so there is no replay, no key
+ * reuse to detect and no TTL. Only for handlers reached with {@code POST}, {@code PUT},
+ * {@code PATCH} or {@code DELETE}; operations of other handlers are left alone.
  *
  * @author idempo
  */
@@ -76,13 +76,12 @@ public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer
 			return operation;
 		}
 		boolean required = policy.required() || this.settings.keyRequired();
-		addKeyParameter(operation, required, policy.cacheResponse());
+		addKeyParameter(operation, required, policy);
 		ApiResponses responses = (operation.getResponses() != null) ? operation.getResponses() : new ApiResponses();
 		operation.setResponses(responses);
 		responses.forEach((status, response) -> {
-			if (policy.cacheResponse()
-					&& (status.startsWith("2") || status.startsWith("3") || status.equals("default"))) {
-				response.addHeaderObject(IdempotencyInterceptor.REPLAYED_HEADER,
+			if (policy.cacheResponse() && policy.responses().isStored(status)) {
+				response.addHeaderObject(this.settings.replayedHeader(),
 						new Header()
 							.description("`true` on a replayed response: the request with this key ran before, "
 									+ "and this is its stored response, byte for byte.")
@@ -110,6 +109,8 @@ public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer
 		policyExtension.put("key-max-length", IdempotencyKeyParser.MAX_LENGTH);
 		policyExtension.put("cache-response", policy.cacheResponse());
 		if (policy.cacheResponse()) {
+			policyExtension.put("stored-statuses", policy.responses().stored());
+			policyExtension.put("not-stored-statuses", policy.responses().notStored());
 			policyExtension.put("ttl", policy.ttl().toString());
 			policyExtension.put("ttl-seconds", policy.ttl().toSeconds());
 		}
@@ -117,7 +118,7 @@ public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer
 		return policyExtension;
 	}
 
-	private void addKeyParameter(Operation operation, boolean required, boolean cacheResponse) {
+	private void addKeyParameter(Operation operation, boolean required, IdempotentHandlers.Policy policy) {
 		String name = this.settings.keyHeader();
 		List<Parameter> parameters = operation.getParameters();
 		if (parameters != null && parameters.stream()
@@ -131,9 +132,10 @@ public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer
 			.description("A unique key per operation (for example a UUID), sent again unchanged on every retry. "
 					+ "A Structured Fields string (`\"8e03978e-40d5\"`) or the bare value, 1 to "
 					+ IdempotencyKeyParser.MAX_LENGTH + " characters of printable ASCII. "
-					+ (cacheResponse
+					+ (policy.cacheResponse()
 							? "The first request with a key runs; a retry with the same key and request "
-									+ "gets the first response back"
+									+ "gets the first response back if its status is stored (" + policy.responses()
+									+ "); after any other status the key is free again and the retry runs"
 							: "While a request with a key runs, another with the same key gets 409; responses are "
 									+ "never stored or replayed, so a request sent after the first one ended runs "
 									+ "again")

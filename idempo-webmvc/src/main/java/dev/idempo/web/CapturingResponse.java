@@ -22,6 +22,7 @@ import org.jspecify.annotations.Nullable;
 import dev.idempo.core.CapturedResponse;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.ResponseEnvelope;
+import dev.idempo.core.ResponseStoragePolicy;
 
 /**
  * Keeps the body bytes of a protected response exactly as the application writes them, so
@@ -322,30 +323,21 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 * is never a failure, which is why its reason comes after the status: a transactional
 	 * handler's success commits with a record that answers 410, its 5xx rolls back.
 	 * @param maxResponseSize the largest body that may be stored
+	 * @param responses which statuses are stored ({@code idempo.responses})
 	 * @return the reason, {@link NotStoredReason#NONE} if it is storable
 	 */
-	public NotStoredReason notStoredReason(long maxResponseSize) {
+	public NotStoredReason notStoredReason(long maxResponseSize, ResponseStoragePolicy responses) {
 		Capture capture = this.capture;
 		if (capture.reasonBeforeStatus) {
 			return capture.reason;
 		}
-		if (!isStorable(getStatus())) {
+		if (!responses.isStored(getStatus())) {
 			return NotStoredReason.STATUS;
 		}
 		if (capture.reason != NotStoredReason.NONE) {
 			return capture.reason;
 		}
 		return (capturedLength() > maxResponseSize) ? NotStoredReason.TOO_LARGE : NotStoredReason.NONE;
-	}
-
-	/**
-	 * Whether a response with {@code status} may be replayed: not a server error nor a
-	 * status that asks the client to retry later (408, 425, 429).
-	 * @param status the status
-	 * @return whether it may be stored
-	 */
-	static boolean isStorable(int status) {
-		return status >= 200 && status < 500 && status != 408 && status != 425 && status != 429;
 	}
 
 	/**

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Enumeration;
 import java.util.List;
 import java.util.Set;
 
@@ -19,6 +20,7 @@ import org.jspecify.annotations.Nullable;
 
 import dev.idempo.core.CapturedResponse;
 import dev.idempo.core.ClaimMode;
+import dev.idempo.core.FingerprintOptions;
 import dev.idempo.core.IdempotencyKeyParser;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
@@ -49,8 +51,11 @@ import org.springframework.web.util.WebUtils;
  */
 public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 
-	/** The header added to replayed responses. */
-	public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+	/**
+	 * The header added to replayed responses by default ({@code idempo.replayed-header}
+	 * names another).
+	 */
+	public static final String REPLAYED_HEADER = IdempotencySettings.DEFAULT_REPLAYED_HEADER;
 
 	private static final Log logger = LogFactory.getLog(IdempotencyInterceptor.class);
 
@@ -222,7 +227,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		try {
 			byte[] body = RequestFingerprint.isForm(request.getContentType()) ? new byte[0]
 					: bodyRequest.body(this.settings.maxRequestSize());
-			fingerprint = this.fingerprints.fingerprint(request, body);
+			fingerprint = fingerprint(request, body, policy.fingerprint());
 		}
 		catch (BufferedBodyRequest.BudgetExceededException ex) {
 			bodyRequest.discardRest(this.settings.maxRequestSize());
@@ -238,6 +243,18 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 					null);
 		}
 		return claim(request, response, mode(policy), new Claiming(capture, storageKey, fingerprint, policy));
+	}
+
+	/**
+	 * The strategy's fingerprint of what the options leave of the body, with the options'
+	 * headers; with no options, the strategy's fingerprint of the body as sent.
+	 */
+	private String fingerprint(HttpServletRequest request, byte[] body, FingerprintOptions options) throws IOException {
+		String fingerprint = this.fingerprints.fingerprint(request, options.body(request.getContentType(), body));
+		return options.withHeaders(fingerprint, (name) -> {
+			Enumeration<String> values = request.getHeaders(name);
+			return (values != null) ? Collections.list(values) : List.of();
+		});
 	}
 
 	/**
@@ -257,7 +274,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			return storeFailed(request, response, mode, ex);
 		}
 		if (claim instanceof ClaimMode.Replay<H> replay) {
-			return replay(request, response, mode, replay.record(), claiming.fingerprint());
+			return replay(request, response, mode, replay.record(), claiming);
 		}
 		if (claim instanceof ClaimMode.Held<H> held) {
 			mode.starter().start(request, claiming.capture(), held.hold(), claiming.fingerprint(), claiming.policy());
@@ -297,7 +314,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		NotStoredReason preset = !policy.cacheResponse() ? NotStoredReason.DISABLED
 				: policy.streaming() ? NotStoredReason.STREAMING : NotStoredReason.NONE;
 		IdempotentExecution execution = IdempotentExecution.start(hold, this.listener, this.settings, this.leaseRenewer,
-				fingerprint, policy.ttl(), preset);
+				fingerprint, policy.ttl(), policy.responses(), preset);
 		if (!this.responseFilters.isEmpty()) {
 			execution.responseFilters(request, this.responseFilters);
 		}
@@ -375,11 +392,12 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	}
 
 	private boolean replay(HttpServletRequest request, HttpServletResponse response, HandlerMode<?> mode,
-			StoredRecord record, String fingerprint) throws IOException {
-		if (!record.fingerprint().equals(fingerprint)) {
+			StoredRecord record, Claiming claiming) throws IOException {
+		if (!record.fingerprint().equals(claiming.fingerprint())) {
+			List<String> headers = claiming.policy().fingerprint().headers();
 			return reject(request, response, RequestOutcome.MISMATCH, IdempotencyProblem.KEY_REUSED,
-					"This idempotency key was already used with a different request "
-							+ "(method, path, query or body).",
+					"This idempotency key was already used with a different request (method, path, query or body"
+							+ (headers.isEmpty() ? "" : ", or the value of " + String.join(", ", headers)) + ").",
 					null);
 		}
 		CapturedResponse stored;
@@ -425,7 +443,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 				values.stream().skip(1).forEach((value) -> response.addHeader(name, value));
 			}
 		});
-		response.setHeader(REPLAYED_HEADER, "true");
+		response.setHeader(this.settings.replayedHeader(), "true");
 		response.setContentLength(stored.body().length);
 		if (stored.body().length > 0) {
 			response.getOutputStream().write(stored.body());

@@ -20,6 +20,7 @@ import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.PlainClaimMode;
+import dev.idempo.core.ResponseStoragePolicy;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.StoredRecord;
@@ -111,6 +112,8 @@ final class IdempotentExecution {
 
 	private final Duration ttl;
 
+	private final ResponseStoragePolicy responses;
+
 	/** Why the response is not stored whatever it turns out to be, or {@code NONE}. */
 	private final NotStoredReason policyReason;
 
@@ -126,7 +129,8 @@ final class IdempotentExecution {
 	private @Nullable HttpServletRequest request;
 
 	private IdempotentExecution(ClaimMode.Hold hold, IdempotencyListener listener, IdempotencySettings settings,
-			LeaseRenewer leaseRenewer, String fingerprint, Duration ttl, NotStoredReason policyReason) {
+			LeaseRenewer leaseRenewer, String fingerprint, Duration ttl, ResponseStoragePolicy responses,
+			NotStoredReason policyReason) {
 		this.hold = hold;
 		hold.workStarted();
 		this.listener = listener;
@@ -134,29 +138,35 @@ final class IdempotentExecution {
 		this.leaseRenewer = leaseRenewer;
 		this.fingerprint = fingerprint;
 		this.ttl = ttl;
+		this.responses = responses;
 		this.policyReason = policyReason;
 	}
 
 	/**
 	 * Starts an execution under a lease just acquired, renewing the lease while it runs
 	 * if the store's leases expire.
+	 * @param responses which statuses are stored
 	 * @param policyReason {@code DISABLED} or {@code STREAMING} if the handler's policy
 	 * rules out storing, else {@code NONE}
 	 */
 	static IdempotentExecution start(LockingStore store, IdempotencyListener listener, IdempotencySettings settings,
-			LeaseRenewer leaseRenewer, Lease lease, String fingerprint, Duration ttl, NotStoredReason policyReason) {
+			LeaseRenewer leaseRenewer, Lease lease, String fingerprint, Duration ttl, ResponseStoragePolicy responses,
+			NotStoredReason policyReason) {
 		return start(new PlainClaimMode(store, settings, leaseRenewer).hold(lease), listener, settings, leaseRenewer,
-				fingerprint, ttl, policyReason);
+				fingerprint, ttl, responses, policyReason);
 	}
 
 	/**
 	 * Starts an execution under a claim just held.
+	 * @param responses which statuses are stored
 	 * @param policyReason {@code DISABLED} or {@code STREAMING} if the handler's policy
 	 * rules out storing, else {@code NONE}
 	 */
 	static IdempotentExecution start(ClaimMode.Hold hold, IdempotencyListener listener, IdempotencySettings settings,
-			LeaseRenewer leaseRenewer, String fingerprint, Duration ttl, NotStoredReason policyReason) {
-		return new IdempotentExecution(hold, listener, settings, leaseRenewer, fingerprint, ttl, policyReason);
+			LeaseRenewer leaseRenewer, String fingerprint, Duration ttl, ResponseStoragePolicy responses,
+			NotStoredReason policyReason) {
+		return new IdempotentExecution(hold, listener, settings, leaseRenewer, fingerprint, ttl, responses,
+				policyReason);
 	}
 
 	/**
@@ -459,7 +469,7 @@ final class IdempotentExecution {
 		if (this.policyReason != NotStoredReason.NONE) {
 			return this.policyReason;
 		}
-		return response.notStoredReason(this.settings.maxResponseSize());
+		return response.notStoredReason(this.settings.maxResponseSize(), this.responses);
 	}
 
 	/** What ends an execution. */

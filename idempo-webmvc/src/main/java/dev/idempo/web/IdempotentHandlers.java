@@ -17,7 +17,9 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.Idempotent;
+import dev.idempo.core.FingerprintOptions;
 import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.ResponseStoragePolicy;
 
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.MethodParameter;
@@ -63,6 +65,10 @@ public class IdempotentHandlers {
 
 	private final @Nullable String transactionalUnavailable;
 
+	private final ResponseStoragePolicy defaultResponses;
+
+	private final FingerprintOptions defaultFingerprint;
+
 	/**
 	 * Creates a registry without transactional handlers.
 	 * @param placeholderResolver resolves {@code ${...}} in TTLs
@@ -83,6 +89,27 @@ public class IdempotentHandlers {
 	 */
 	public IdempotentHandlers(StringValueResolver placeholderResolver, Duration defaultTtl,
 			boolean defaultTransactional, @Nullable String transactionalUnavailable) {
+		this(placeholderResolver, defaultTtl, defaultTransactional, transactionalUnavailable,
+				ResponseStoragePolicy.DEFAULT, FingerprintOptions.NONE);
+	}
+
+	/**
+	 * Creates a registry.
+	 * @param placeholderResolver resolves {@code ${...}} in TTLs
+	 * @param defaultTtl the TTL of handlers that do not set one
+	 * @param defaultTransactional whether every handler is transactional
+	 * ({@code idempo.transactional})
+	 * @param transactionalUnavailable why transactional handlers cannot run here, or
+	 * {@code null} if they can
+	 * @param defaultResponses which statuses handlers store ({@code idempo.responses})
+	 * @param defaultFingerprint what handlers' fingerprints cover beyond the request line
+	 * and body ({@code idempo.fingerprint})
+	 */
+	public IdempotentHandlers(StringValueResolver placeholderResolver, Duration defaultTtl,
+			boolean defaultTransactional, @Nullable String transactionalUnavailable,
+			ResponseStoragePolicy defaultResponses, FingerprintOptions defaultFingerprint) {
+		this.defaultResponses = defaultResponses;
+		this.defaultFingerprint = defaultFingerprint;
 		this.placeholderResolver = placeholderResolver;
 		this.defaultTtl = defaultTtl;
 		this.defaultTransactional = defaultTransactional;
@@ -136,7 +163,8 @@ public class IdempotentHandlers {
 			checkTransactional(idempotent, handlerMethod);
 		}
 		return new Policy(ttl(idempotent, handlerMethod), idempotent.cacheResponse(), idempotent.required(),
-				isStreaming(handlerMethod.getReturnType()), transactional);
+				isStreaming(handlerMethod.getReturnType()), transactional, this.defaultResponses,
+				this.defaultFingerprint);
 	}
 
 	private void checkTransactional(Idempotent idempotent, HandlerMethod handlerMethod) {
@@ -155,6 +183,15 @@ public class IdempotentHandlers {
 							+ "transactional handler's writes commit only together with the record that answers "
 							+ "its retries",
 					"Remove cacheResponse = false, or make the handler non-transactional.");
+		}
+		Integer unstored = this.defaultResponses.firstUnstoredSuccess();
+		if (unstored != null) {
+			throw new IdempotentHandlerException(handlerMethod,
+					how + " on " + handlerMethod + " needs every 2xx response stored, but idempo.responses does not "
+							+ "store " + unstored + ": its writes would be rolled back while the client is told "
+							+ "they succeeded",
+					"Store every 2xx status (idempo.responses.stored includes 2xx, idempo.responses.not-stored "
+							+ "names none), or make the handler non-transactional.");
 		}
 		if (isAsynchronous(handlerMethod.getReturnType())) {
 			throw new IdempotentHandlerException(handlerMethod,
@@ -270,9 +307,11 @@ public class IdempotentHandlers {
 	 * @param required whether it requires a key
 	 * @param streaming whether it streams its response
 	 * @param transactional whether it runs in one transaction with its response record
+	 * @param responses which statuses of its responses are stored
+	 * @param fingerprint what its requests' fingerprints cover
 	 */
 	public record Policy(Duration ttl, boolean cacheResponse, boolean required, boolean streaming,
-			boolean transactional) {
+			boolean transactional, ResponseStoragePolicy responses, FingerprintOptions fingerprint) {
 	}
 
 }

@@ -27,8 +27,11 @@ public interface RequestFingerprintStrategy {
 	/**
 	 * Fingerprints a request, on the request thread, before the handler runs.
 	 * @param request the request (its body already read)
-	 * @param body the request body as sent (for forms, what the container parsed is in
-	 * the request's parameters and parts)
+	 * @param body the request body as sent, or, when
+	 * {@code idempo.fingerprint.ignored-fields} applies to a JSON body, the canonical
+	 * form of what remains of it (the values of the headers of
+	 * {@code idempo.fingerprint.headers} are added to what this returns; for forms, what
+	 * the container parsed is in the request's parameters and parts)
 	 * @return a fingerprint: equal for requests that are the same, different otherwise;
 	 * typically {@link RequestFingerprint#of} over what counts
 	 * @throws IOException if the request's parts cannot be read

@@ -18,6 +18,7 @@ import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.ResponseEnvelope;
+import dev.idempo.core.ResponseStoragePolicy;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.transaction.TransactionalClaimMode.TransactionalHold;
 
@@ -35,7 +36,8 @@ import dev.idempo.transaction.TransactionalClaimMode.TransactionalHold;
  * <th>a retry</th>
  * </tr>
  * <tr>
- * <td>a storable response (2xx, 3xx including redirects, 4xx but 408, 425, 429)</td>
+ * <td>a response whose status {@code idempo.responses} stores (by default 2xx, 3xx
+ * including redirects, 4xx but 408, 425, 429; a 5xx made storable commits too)</td>
  * <td>record inserted, committed with the handler's writes</td>
  * <td>the response, after the commit</td>
  * <td>replays it</td>
@@ -47,11 +49,12 @@ import dev.idempo.transaction.TransactionalClaimMode.TransactionalHold;
  * <td>{@code 410}</td>
  * </tr>
  * <tr>
- * <td>5xx, 408, 425, 429; any exception from the handler, checked or not, even one an
- * exception handler turned into a response (Spring's {@code @Transactional} would commit
- * on a checked one); an error while writing the body (the persistence context is flushed
- * before the body is written, so constraint violations surface here); {@code sendError};
- * a response that could not be held back</td>
+ * <td>a status the policy does not store (by default 5xx, 408, 425, 429); any exception
+ * from the handler, checked or not, even one an exception handler turned into a response
+ * (Spring's {@code @Transactional} would commit on a checked one); an error while writing
+ * the body (the persistence context is flushed before the body is written, so constraint
+ * violations surface here); {@code sendError}; a response that could not be held
+ * back</td>
  * <td>rolled back</td>
  * <td>the response as rendered</td>
  * <td>runs the handler</td>
@@ -98,6 +101,8 @@ final class TransactionalExecution {
 
 	private final Duration ttl;
 
+	private final ResponseStoragePolicy responses;
+
 	private final AtomicBoolean ended = new AtomicBoolean();
 
 	private volatile @Nullable Duration ttlOverride;
@@ -113,10 +118,11 @@ final class TransactionalExecution {
 		this.storingRefused = true;
 	}
 
-	TransactionalExecution(TransactionalHold hold, String fingerprint, Duration ttl) {
+	TransactionalExecution(TransactionalHold hold, String fingerprint, Duration ttl, ResponseStoragePolicy responses) {
 		this.hold = hold;
 		this.fingerprint = fingerprint;
 		this.ttl = ttl;
+		this.responses = responses;
 	}
 
 	static @Nullable TransactionalExecution of(ServletRequest request) {
@@ -148,9 +154,7 @@ final class TransactionalExecution {
 		if (!begin()) {
 			return;
 		}
-		NotStoredReason reason = rejectedBeforeHandler ? NotStoredReason.REJECTED_BEFORE_HANDLER
-				: handlerFailed ? NotStoredReason.EXCEPTION : (response != null)
-						? response.notStoredReason(settings.maxResponseSize()) : NotStoredReason.NOT_CAPTURED;
+		NotStoredReason reason = notStoredReason(response, handlerFailed, rejectedBeforeHandler, settings);
 		// a response too large to keep is a success all the same: its work commits, with
 		// a record that answers 410; every other reason rolls back
 		if (response == null || (reason != NotStoredReason.NONE && reason != NotStoredReason.TOO_LARGE)) {
@@ -181,6 +185,18 @@ final class TransactionalExecution {
 		listener.onResponse(replayable ? ResponseOutcome.STORED : ResponseOutcome.NOT_STORED,
 				replayable ? NotStoredReason.NONE
 						: (reason == NotStoredReason.TOO_LARGE) ? NotStoredReason.TOO_LARGE : NotStoredReason.REFUSED);
+	}
+
+	private NotStoredReason notStoredReason(@Nullable CapturingResponse response, boolean handlerFailed,
+			boolean rejectedBeforeHandler, IdempotencySettings settings) {
+		if (rejectedBeforeHandler) {
+			return NotStoredReason.REJECTED_BEFORE_HANDLER;
+		}
+		if (handlerFailed) {
+			return NotStoredReason.EXCEPTION;
+		}
+		return (response != null) ? response.notStoredReason(settings.maxResponseSize(), this.responses)
+				: NotStoredReason.NOT_CAPTURED;
 	}
 
 	/**

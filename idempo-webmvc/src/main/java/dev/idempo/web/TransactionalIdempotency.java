@@ -107,15 +107,16 @@ public class TransactionalIdempotency {
 	 * @return the mode
 	 */
 	HandlerMode<TransactionalHold> handlerMode(IdempotencyListener listener) {
-		return new HandlerMode<>(new TransactionalClaimMode(this.claims, listener), Duration.ZERO,
-				(request, capture, hold, fingerprint, policy) -> start(request, capture, hold, fingerprint,
-						policy.ttl(), listener),
+		return new HandlerMode<>(
+				new TransactionalClaimMode(this.claims, listener), Duration.ZERO, (request, capture, hold, fingerprint,
+						policy) -> start(request, capture, hold, fingerprint, policy, listener),
 				"Idempotency store failed; refusing the transactional request (always fail-closed)");
 	}
 
 	private static void start(HttpServletRequest request, CapturingResponse capture, TransactionalHold hold,
-			String fingerprint, Duration ttl, IdempotencyListener listener) {
-		TransactionalExecution execution = new TransactionalExecution(hold, fingerprint, ttl);
+			String fingerprint, IdempotentHandlers.Policy policy, IdempotencyListener listener) {
+		TransactionalExecution execution = new TransactionalExecution(hold, fingerprint, policy.ttl(),
+				policy.responses());
 		request.setAttribute(TransactionalExecution.ATTRIBUTE, execution);
 		// held back whatever its size, redirects too: nothing may reach the client
 		// before the commit

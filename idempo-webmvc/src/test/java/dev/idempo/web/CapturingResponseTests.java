@@ -2,6 +2,7 @@ package dev.idempo.web;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import jakarta.servlet.ServletOutputStream;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.ResponseEnvelope;
+import dev.idempo.core.ResponseStoragePolicy;
 
 import org.springframework.mock.web.DelegatingServletOutputStream;
 import org.springframework.mock.web.MockHttpServletResponse;
@@ -23,6 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * @author idempo
  */
 class CapturingResponseTests {
+
+	private static final ResponseStoragePolicy DEFAULT_POLICY = ResponseStoragePolicy.DEFAULT;
 
 	private static final IdempotencySettings settings = IdempotencySettings.defaults();
 
@@ -193,16 +197,25 @@ class CapturingResponseTests {
 	@Test
 	void aCapturedSuccessIsStorable() throws IOException {
 		CapturingResponse response = captured(201, "{}");
-		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.NONE);
+		assertThat(response.notStoredReason(1024, DEFAULT_POLICY)).isEqualTo(NotStoredReason.NONE);
 	}
 
 	@Test
 	void aServerErrorOrARetryLaterStatusIsNotStorable() throws IOException {
 		for (int status : new int[] { 500, 503, 408, 425, 429, 101 }) {
-			assertThat(captured(status, "{}").notStoredReason(1024)).as("status %d", status)
+			assertThat(captured(status, "{}").notStoredReason(1024, DEFAULT_POLICY)).as("status %d", status)
 				.isEqualTo(NotStoredReason.STATUS);
 		}
-		assertThat(captured(422, "{}").notStoredReason(1024)).isEqualTo(NotStoredReason.NONE);
+		assertThat(captured(422, "{}").notStoredReason(1024, DEFAULT_POLICY)).isEqualTo(NotStoredReason.NONE);
+	}
+
+	@Test
+	void theStatusesStoredFollowThePolicy() throws IOException {
+		ResponseStoragePolicy policy = ResponseStoragePolicy.of(List.of("2xx", "5xx"), List.of("503"));
+		assertThat(captured(500, "{}").notStoredReason(1024, policy)).isEqualTo(NotStoredReason.NONE);
+		assertThat(captured(201, "{}").notStoredReason(1024, policy)).isEqualTo(NotStoredReason.NONE);
+		assertThat(captured(503, "{}").notStoredReason(1024, policy)).isEqualTo(NotStoredReason.STATUS);
+		assertThat(captured(422, "{}").notStoredReason(1024, policy)).isEqualTo(NotStoredReason.STATUS);
 	}
 
 	@Test
@@ -214,14 +227,15 @@ class CapturingResponseTests {
 		assertThat(response.isCaptureFailed()).isTrue();
 		response.stopCapture();
 		response.setStatus(500);
-		assertThat(response.notStoredReason(1024)).as("the first reason stays").isEqualTo(NotStoredReason.NOT_CAPTURED);
+		assertThat(response.notStoredReason(1024, DEFAULT_POLICY)).as("the first reason stays")
+			.isEqualTo(NotStoredReason.NOT_CAPTURED);
 	}
 
 	@Test
 	void aStreamedResponseIsNotStorableWhateverItsStatus() throws IOException {
 		CapturingResponse response = captured(500, "first");
 		response.stopCapture();
-		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.STREAMING);
+		assertThat(response.notStoredReason(1024, DEFAULT_POLICY)).isEqualTo(NotStoredReason.STREAMING);
 	}
 
 	@Test
@@ -229,9 +243,9 @@ class CapturingResponseTests {
 		CapturingResponse tooLarge = captured(200, "x".repeat(20));
 		tooLarge.getOutputStream().write("y".repeat(20).getBytes(StandardCharsets.UTF_8));
 		assertThat(tooLarge.isOverflowed()).isTrue();
-		assertThat(tooLarge.notStoredReason(32)).isEqualTo(NotStoredReason.TOO_LARGE);
+		assertThat(tooLarge.notStoredReason(32, DEFAULT_POLICY)).isEqualTo(NotStoredReason.TOO_LARGE);
 		tooLarge.setStatus(500);
-		assertThat(tooLarge.notStoredReason(32)).isEqualTo(NotStoredReason.STATUS);
+		assertThat(tooLarge.notStoredReason(32, DEFAULT_POLICY)).isEqualTo(NotStoredReason.STATUS);
 	}
 
 	@Test
@@ -239,7 +253,7 @@ class CapturingResponseTests {
 		CapturingResponse response = new CapturingResponse(new MockHttpServletResponse(), new BufferBudget(16));
 		response.startCapture(1024);
 		response.getOutputStream().write("z".repeat(40).getBytes(StandardCharsets.UTF_8));
-		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.OVER_BUDGET);
+		assertThat(response.notStoredReason(1024, DEFAULT_POLICY)).isEqualTo(NotStoredReason.OVER_BUDGET);
 	}
 
 	@Test
@@ -248,10 +262,10 @@ class CapturingResponseTests {
 		response.startHolding();
 		response.getOutputStream().write("w".repeat(100).getBytes(StandardCharsets.UTF_8));
 		assertThat(response.isCapturing()).as("held whole whatever its size").isTrue();
-		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.NONE);
-		assertThat(response.notStoredReason(99)).isEqualTo(NotStoredReason.TOO_LARGE);
+		assertThat(response.notStoredReason(1024, DEFAULT_POLICY)).isEqualTo(NotStoredReason.NONE);
+		assertThat(response.notStoredReason(99, DEFAULT_POLICY)).isEqualTo(NotStoredReason.TOO_LARGE);
 		response.setStatus(503);
-		assertThat(response.notStoredReason(99)).as("a failure rolls back, however large")
+		assertThat(response.notStoredReason(99, DEFAULT_POLICY)).as("a failure rolls back, however large")
 			.isEqualTo(NotStoredReason.STATUS);
 	}
 
@@ -261,13 +275,13 @@ class CapturingResponseTests {
 		held.startHolding();
 		held.sendError(404);
 		assertThat(held.isErrorSent()).isTrue();
-		assertThat(held.notStoredReason(1024)).as("the container renders the page after the commit")
+		assertThat(held.notStoredReason(1024, DEFAULT_POLICY)).as("the container renders the page after the commit")
 			.isEqualTo(NotStoredReason.ERROR_PAGE);
 		CapturingResponse capturedOnly = new CapturingResponse(new MockHttpServletResponse());
 		capturedOnly.startCapture(1024);
 		capturedOnly.sendError(404);
 		assertThat(capturedOnly.isErrorSent()).isTrue();
-		assertThat(capturedOnly.notStoredReason(1024)).as("what the client got: its status")
+		assertThat(capturedOnly.notStoredReason(1024, DEFAULT_POLICY)).as("what the client got: its status")
 			.isEqualTo(NotStoredReason.NONE);
 	}
 
@@ -281,7 +295,7 @@ class CapturingResponseTests {
 		assertThat(servletResponse.getHeader("Location")).isEqualTo("/orders/1");
 		assertThat(response.getStatus()).isEqualTo(302);
 		assertThat(response.isCapturing()).isTrue();
-		assertThat(response.notStoredReason(1024)).isEqualTo(NotStoredReason.NONE);
+		assertThat(response.notStoredReason(1024, DEFAULT_POLICY)).isEqualTo(NotStoredReason.NONE);
 	}
 
 	private static CapturingResponse captured(int status, String body) throws IOException {

@@ -26,6 +26,7 @@ import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.ResponseStoragePolicy;
 import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.ClaimResult;
@@ -261,7 +262,8 @@ class IdempotentExecutionTests {
 		String key = key();
 		Lease lease = ((ClaimResult.Acquired) refusingRenewals.claim(key, Duration.ofHours(1))).lease();
 		IdempotentExecution execution = IdempotentExecution.start(refusingRenewals, this.events, shortLease,
-				this.leaseRenewer, lease, "fp", Duration.ofHours(1), NotStoredReason.NONE);
+				this.leaseRenewer, lease, "fp", Duration.ofHours(1), ResponseStoragePolicy.DEFAULT,
+				NotStoredReason.NONE);
 		await().atMost(Duration.ofSeconds(10)).until(execution::isLeaseLost);
 		assertThat(execution.finish(response(200, "ok"))).isTrue();
 		assertThat(this.events.all()).containsExactly("lock_lost/none");
@@ -273,7 +275,7 @@ class IdempotentExecutionTests {
 		this.keys++;
 		Lease lease = ((ClaimResult.Acquired) this.store.claim(key(), settings.lockTtl())).lease();
 		return IdempotentExecution.start(this.store, this.events, settings, this.leaseRenewer, lease, "fp",
-				Duration.ofHours(1), policyReason);
+				Duration.ofHours(1), ResponseStoragePolicy.DEFAULT, policyReason);
 	}
 
 	private String key() {

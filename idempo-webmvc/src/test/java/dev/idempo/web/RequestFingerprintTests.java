@@ -1,9 +1,13 @@
 package dev.idempo.web;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
+
+import dev.idempo.core.FingerprintOptions;
 
 import org.springframework.http.MediaType;
 import org.springframework.mock.web.MockHttpServletRequest;
@@ -27,6 +31,26 @@ class RequestFingerprintTests {
 			.isEqualTo(RequestFingerprint.of("POST", "/payments", "a=1", BODY.clone()))
 			.hasSize(64)
 			.matches("[0-9a-f]{64}");
+	}
+
+	/**
+	 * The digest of records stored by every earlier version, computed apart (SHA-256 over
+	 * the length-prefixed fields {@code fingerprint/1}, method, path, {@code ?} and
+	 * query, body): with no {@code idempo.fingerprint} options, a request's fingerprint
+	 * must stay this, or every retry of a stored request would get 422.
+	 */
+	@Test
+	void theFingerprintOfStoredRecordsDoesNotChange() throws IOException {
+		String stored = "7fa960d380818fcfd88e5d671801f39dc84073e41f29190d68ef053265573444";
+		assertThat(RequestFingerprint.of("POST", "/payments", "a=1", BODY)).isEqualTo(stored);
+		MockHttpServletRequest request = new MockHttpServletRequest("POST", "/payments");
+		request.setQueryString("a=1");
+		request.setContentType(MediaType.APPLICATION_JSON_VALUE);
+		FingerprintOptions none = FingerprintOptions.NONE;
+		assertThat(none.withHeaders(
+				RequestFingerprintStrategy.DEFAULT.fingerprint(request, none.body(request.getContentType(), BODY)),
+				(name) -> List.of("a value")))
+			.isEqualTo(stored);
 	}
 
 	@Test

@@ -18,6 +18,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import dev.idempo.autoconfigure.IdempotencyProperties;
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.LockingStore;
 import dev.idempo.testsupport.TestDatabases.TestDatabase;
@@ -58,6 +59,9 @@ abstract class TransactionalHttpTests {
 
 	@Autowired
 	MeterRegistry meterRegistry;
+
+	@Autowired
+	IdempotencyProperties properties;
 
 	@Value("${test.payments-table}")
 	String paymentsTable;
@@ -208,14 +212,29 @@ abstract class TransactionalHttpTests {
 		return (counter != null) ? counter.count() : 0;
 	}
 
+	/**
+	 * By default a 5xx rolls back and frees the key; where {@code idempo.responses}
+	 * stores it, it commits with its record and a retry gets it replayed byte for byte.
+	 */
 	@Test
-	void serverErrorResponseRollsBackAndFreesTheKey() {
+	void serverErrorResponseFollowsTheStoragePolicy() {
 		String key = TestHttp.newKey();
 		String reference = reference();
-		assertThat(post("/tx/jdbc/payments", key, reference, "status-503").statusCode()).isEqualTo(503);
-		assertThat(payments(reference)).isZero();
-		assertThat(records(key)).isZero();
-		assertThat(post("/tx/jdbc/payments", key, reference, null).statusCode()).isEqualTo(201);
+		HttpResponse<byte[]> first = post("/tx/jdbc/payments", key, reference, "status-503");
+		assertThat(first.statusCode()).isEqualTo(503);
+		if (!this.properties.getResponses().toPolicy().isStored(503)) {
+			assertThat(payments(reference)).isZero();
+			assertThat(records(key)).isZero();
+			assertThat(post("/tx/jdbc/payments", key, reference, null).statusCode()).isEqualTo(201);
+			assertThat(payments(reference)).isEqualTo(1);
+			return;
+		}
+		assertThat(payments(reference)).isEqualTo(1);
+		assertThat(records(key)).isEqualTo(1);
+		HttpResponse<byte[]> retry = post("/tx/jdbc/payments", key, reference, "status-503");
+		assertThat(retry.statusCode()).isEqualTo(503);
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(payments(reference)).isEqualTo(1);
 	}
 
