@@ -36,13 +36,15 @@ class ReceiptRoutesTests {
 	@Test
 	void aRetryOfTheRouteIsReplayed() throws Exception {
 		MvcResult first = this.mvc
-			.perform(post("/receipts").with(idempotencyKey("rcp-1")).contentType(MediaType.APPLICATION_JSON)
+			.perform(post("/receipts").with(idempotencyKey("rcp-1"))
+				.contentType(MediaType.APPLICATION_JSON)
 				.content(RECEIPT))
 			.andExpect(status().isCreated())
 			.andExpect(notReplayed())
 			.andReturn();
 		MvcResult retry = this.mvc
-			.perform(post("/receipts").with(idempotencyKey("rcp-1")).contentType(MediaType.APPLICATION_JSON)
+			.perform(post("/receipts").with(idempotencyKey("rcp-1"))
+				.contentType(MediaType.APPLICATION_JSON)
 				.content(RECEIPT))
 			.andExpect(status().isCreated())
 			.andExpect(replayed())

@@ -115,9 +115,13 @@ public class IdempotencyProperties implements Validator {
 
 	/**
 	 * Routes protected without @Idempotent: functional endpoints (RouterFunction),
-	 * gateway routes and handler methods that carry no @Idempotent, matched by path
-	 * pattern and method. The first entry that matches a request applies; @Idempotent on
-	 * a handler wins over every entry.
+	 * gateway routes and handler methods that carry no @Idempotent. Each entry: path (a
+	 * Spring PathPattern such as /payments/**, required), methods (some of POST, PATCH,
+	 * PUT and DELETE, by default all four; GET, HEAD, OPTIONS and TRACE fail the
+	 * start-up), ttl (by default idempo.response-ttl), required (false) and
+	 * cache-response (true), as @Idempotent's attributes. The first entry that matches a
+	 * request's path and method applies; @Idempotent on a handler wins over every entry.
+	 * None by default.
 	 */
 	private List<Route> routes = new ArrayList<>();
 
