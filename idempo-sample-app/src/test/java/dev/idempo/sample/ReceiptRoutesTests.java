@@ -11,6 +11,7 @@ import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.MvcResult;
+import org.springframework.test.web.servlet.request.MockHttpServletRequestBuilder;
 
 import static dev.idempo.test.IdempotencyRequestPostProcessors.idempotencyKey;
 import static dev.idempo.test.IdempotencyResultMatchers.notReplayed;
@@ -35,17 +36,11 @@ class ReceiptRoutesTests {
 
 	@Test
 	void aRetryOfTheRouteIsReplayed() throws Exception {
-		MvcResult first = this.mvc
-			.perform(post("/receipts").with(idempotencyKey("rcp-1"))
-				.contentType(MediaType.APPLICATION_JSON)
-				.content(RECEIPT))
+		MvcResult first = this.mvc.perform(receipt().with(idempotencyKey("rcp-1")))
 			.andExpect(status().isCreated())
 			.andExpect(notReplayed())
 			.andReturn();
-		MvcResult retry = this.mvc
-			.perform(post("/receipts").with(idempotencyKey("rcp-1"))
-				.contentType(MediaType.APPLICATION_JSON)
-				.content(RECEIPT))
+		MvcResult retry = this.mvc.perform(receipt().with(idempotencyKey("rcp-1")))
 			.andExpect(status().isCreated())
 			.andExpect(replayed())
 			.andReturn();
@@ -54,9 +49,11 @@ class ReceiptRoutesTests {
 
 	@Test
 	void theRouteRequiresAKey() throws Exception {
-		this.mvc.perform(post("/receipts").contentType(MediaType.APPLICATION_JSON).content(RECEIPT))
-			.andExpect(status().isBadRequest())
-			.andExpect(problem("missing-key"));
+		this.mvc.perform(receipt()).andExpect(status().isBadRequest()).andExpect(problem("missing-key"));
+	}
+
+	private static MockHttpServletRequestBuilder receipt() {
+		return post("/receipts").contentType(MediaType.APPLICATION_JSON).content(RECEIPT);
 	}
 
 }

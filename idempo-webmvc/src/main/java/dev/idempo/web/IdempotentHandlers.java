@@ -2,6 +2,7 @@ package dev.idempo.web;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -145,6 +146,32 @@ public class IdempotentHandlers {
 		}
 		int route = routeIndex(request);
 		return (route < 0) ? null : this.routePolicies.get(route);
+	}
+
+	/**
+	 * The policy a handler method is documented with: its {@link Idempotent}, else that
+	 * of the first route that matches one of its mapped paths (each taken as a path, a
+	 * URI variable as a segment) with one of its methods.
+	 * @param handlerMethod the handler method
+	 * @param paths the paths it is mapped to
+	 * @param methods the request methods it is mapped to
+	 * @return its policy, or {@code null} if it is not protected
+	 * @throws IdempotentHandlerException as {@link #policy(HandlerMethod)}
+	 */
+	public @Nullable Policy policy(HandlerMethod handlerMethod, Collection<String> paths, Collection<String> methods) {
+		Policy policy = policy(handlerMethod);
+		if (policy != null) {
+			return policy;
+		}
+		for (IdempotentRoute route : this.routes) {
+			for (String path : paths) {
+				PathContainer container = PathContainer.parsePath(path);
+				if (methods.stream().anyMatch((method) -> route.matches(container, method))) {
+					return routePolicy(route, isStreaming(handlerMethod.getReturnType()));
+				}
+			}
+		}
+		return null;
 	}
 
 	private int routeIndex(HttpServletRequest request) {
