@@ -43,9 +43,9 @@ import org.springframework.web.method.HandlerMethod;
  * without the annotation that an {@code idempo.routes} entry matches (one of its mapped
  * paths, a URI variable taken as a segment, with one of its methods) is documented with
  * that entry's policy; functional endpoints are not handler methods and are left to
- * springdoc's own router operations. Only for
- * handlers reached with {@code POST}, {@code PUT}, {@code PATCH} or {@code DELETE};
- * operations of other handlers are left alone.
+ * springdoc's own router operations. Only for handlers reached with {@code POST},
+ * {@code PUT}, {@code PATCH} or {@code DELETE}; operations of other handlers are left
+ * alone.
  *
  * @author idempo
  */
