@@ -122,7 +122,11 @@ class GatewayRouteHttpTests {
 	}
 
 	private ConfigurableApplicationContext gateway(String... arguments) {
+		// the gateway's own servlet filters as it ships them (the module's tests turn
+		// them off)
 		List<String> all = new ArrayList<>(List.of("--server.port=0", "--idempo.conflict.wait-timeout=60s",
+				"--spring.cloud.gateway.server.webmvc.form-filter.enabled=true",
+				"--spring.cloud.gateway.server.webmvc.weight-calculator-filter.enabled=true",
 				"--spring.cloud.gateway.server.webmvc.routes[0].id=payments",
 				"--spring.cloud.gateway.server.webmvc.routes[0].uri=http://127.0.0.1:"
 						+ this.backend.getAddress().getPort(),
