@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.DispatcherType;
@@ -28,6 +29,7 @@ import dev.idempo.web.IdempotencyRequestListener;
 import dev.idempo.web.IdempotencyResponseBodyAdvice;
 import dev.idempo.web.IdempotencyProblemCustomizer;
 import dev.idempo.web.IdempotentHandlers;
+import dev.idempo.web.IdempotentRoute;
 import dev.idempo.web.IdempotentResponseFilter;
 import dev.idempo.web.RequestFingerprintStrategy;
 import dev.idempo.web.StreamingReturnValueHandler;
@@ -162,9 +164,12 @@ public final class IdempotencyAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		IdempotentHandlers idempotentHandlers(IdempotencyProperties properties, ConfigurableBeanFactory beanFactory) {
-			return new IdempotentHandlers(new EmbeddedValueResolver(beanFactory), properties.getResponseTtl(),
-					properties.isTransactional(), transactionalUnavailable(properties, beanFactory),
-					properties.getResponses().toPolicy(), properties.getFingerprint().toOptions());
+			IdempotentHandlers handlers = new IdempotentHandlers(new EmbeddedValueResolver(beanFactory),
+					properties.getResponseTtl(), properties.isTransactional(),
+					transactionalUnavailable(properties, beanFactory), properties.getResponses().toPolicy(),
+					properties.getFingerprint().toOptions());
+			handlers.setRoutes(properties.getRoutes().stream().map(WebMvcConfiguration::route).toList());
+			return handlers;
 		}
 
 		@Bean
@@ -274,6 +279,16 @@ public final class IdempotencyAutoConfiguration {
 							(TransactionalClaims) beanFactory.getBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME));
 				}
 			};
+		}
+
+		private static IdempotentRoute route(IdempotencyProperties.Route route) {
+			// checked when bound (IdempotencyProperties.validate)
+			IdempotencyProperties.Responses responses = route.getResponses();
+			IdempotencyProperties.Fingerprint fingerprint = route.getFingerprint();
+			return new IdempotentRoute(Objects.requireNonNull(route.getPath()), route.getMethods(),
+					new IdempotentRoute.Settings(route.getTtl(), route.isRequired(), route.isCacheResponse(),
+							(responses != null) ? responses.toPolicy() : null,
+							(fingerprint != null) ? fingerprint.toOptions() : null));
 		}
 
 		private static @Nullable TransactionalIdempotency transactional(ConfigurableBeanFactory beanFactory) {

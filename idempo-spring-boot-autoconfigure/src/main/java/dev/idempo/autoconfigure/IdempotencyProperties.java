@@ -14,6 +14,7 @@ import dev.idempo.core.ResponseStoragePolicy;
 import dev.idempo.method.IdempotentMethodAdvisor;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.util.unit.DataSize;
 import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
@@ -133,6 +134,18 @@ public class IdempotencyProperties implements Validator {
 	private final Endpoint endpoint = new Endpoint();
 
 	private final Method method = new Method();
+
+	/**
+	 * Routes protected without @Idempotent: functional endpoints (RouterFunction),
+	 * gateway routes and handler methods that carry no @Idempotent. Each entry: path (a
+	 * Spring PathPattern such as /payments/**, required), methods (some of POST, PATCH,
+	 * PUT and DELETE, by default all four; GET, HEAD, OPTIONS and TRACE fail the
+	 * start-up), ttl (by default idempo.response-ttl), required (false) and
+	 * cache-response (true), as @Idempotent's attributes. The first entry that matches a
+	 * request's path and method applies; @Idempotent on a handler wins over every entry.
+	 * None by default.
+	 */
+	private List<Route> routes = new ArrayList<>();
 
 	public @Nullable DataSize getMaxBufferedSize() {
 		return this.maxBufferedSize;
@@ -275,6 +288,14 @@ public class IdempotencyProperties implements Validator {
 		return this.method;
 	}
 
+	public List<Route> getRoutes() {
+		return this.routes;
+	}
+
+	public void setRoutes(List<Route> routes) {
+		this.routes = routes;
+	}
+
 	@Override
 	public boolean supports(Class<?> type) {
 		return IdempotencyProperties.class.isAssignableFrom(type);
@@ -322,6 +343,9 @@ public class IdempotencyProperties implements Validator {
 				properties.getConflict().getWaitTimeout());
 		rejectNegative(errors, "storeFailure.retryAfter", "idempo.store-failure.retry-after",
 				properties.getStoreFailure().getRetryAfter());
+		for (int i = 0; i < properties.getRoutes().size(); i++) {
+			properties.getRoutes().get(i).validate(errors, i);
+		}
 	}
 
 	private static void rejectInvalidTtl(Errors errors, String field, String property, Duration ttl) {
@@ -376,6 +400,138 @@ public class IdempotencyProperties implements Validator {
 
 		public void setAdvisorOrder(int advisorOrder) {
 			this.advisorOrder = advisorOrder;
+		}
+
+	}
+
+	/**
+	 * A route protected by configuration: the requests whose path matches its pattern and
+	 * whose method is one of its methods, with the settings of @Idempotent's attributes.
+	 */
+	public static class Route {
+
+		/**
+		 * Spring PathPattern of the paths it protects, matched against the path within
+		 * the application, such as /payments/**.
+		 */
+		private @Nullable String path;
+
+		/**
+		 * Request methods it protects: some of POST, PATCH, PUT and DELETE (GET, HEAD,
+		 * OPTIONS and TRACE never take part).
+		 */
+		private List<String> methods = new ArrayList<>(List.of("POST", "PATCH", "PUT", "DELETE"));
+
+		/**
+		 * How long its responses are kept, as @Idempotent(ttl). By default
+		 * idempo.response-ttl.
+		 */
+		private @Nullable Duration ttl;
+
+		/**
+		 * Whether a request without a key gets 400, as @Idempotent(required).
+		 */
+		private boolean required;
+
+		/**
+		 * Whether its responses are stored and replayed, as @Idempotent(cacheResponse);
+		 * false only keeps duplicates from running at the same time.
+		 */
+		private boolean cacheResponse = true;
+
+		/**
+		 * Which statuses its responses are stored for, in place of idempo.responses (what
+		 * the entry leaves out takes idempo.responses' defaults).
+		 */
+		private @Nullable Responses responses;
+
+		/**
+		 * What its fingerprints cover, in place of idempo.fingerprint.
+		 */
+		private @Nullable Fingerprint fingerprint;
+
+		public @Nullable String getPath() {
+			return this.path;
+		}
+
+		public void setPath(@Nullable String path) {
+			this.path = path;
+		}
+
+		public List<String> getMethods() {
+			return this.methods;
+		}
+
+		public void setMethods(List<String> methods) {
+			this.methods = methods;
+		}
+
+		public @Nullable Duration getTtl() {
+			return this.ttl;
+		}
+
+		public void setTtl(@Nullable Duration ttl) {
+			this.ttl = ttl;
+		}
+
+		public boolean isRequired() {
+			return this.required;
+		}
+
+		public void setRequired(boolean required) {
+			this.required = required;
+		}
+
+		public boolean isCacheResponse() {
+			return this.cacheResponse;
+		}
+
+		public void setCacheResponse(boolean cacheResponse) {
+			this.cacheResponse = cacheResponse;
+		}
+
+		public @Nullable Responses getResponses() {
+			return this.responses;
+		}
+
+		public void setResponses(@Nullable Responses responses) {
+			this.responses = responses;
+		}
+
+		public @Nullable Fingerprint getFingerprint() {
+			return this.fingerprint;
+		}
+
+		public void setFingerprint(@Nullable Fingerprint fingerprint) {
+			this.fingerprint = fingerprint;
+		}
+
+		void validate(Errors errors, int index) {
+			String field = "routes[" + index + "].";
+			String property = "idempo.routes[" + index + "].";
+			String pathProblem = RoutePatterns.problem(this.path);
+			if (pathProblem != null) {
+				errors.rejectValue(field + "path", property + "path", pathProblem);
+			}
+			if (this.methods.isEmpty()) {
+				errors.rejectValue(field + "methods", property + "methods",
+						"must name at least one of POST, PATCH, PUT and DELETE");
+			}
+			for (String method : this.methods) {
+				String methodProblem = RoutePatterns.methodProblem(method);
+				if (methodProblem != null) {
+					errors.rejectValue(field + "methods", property + "methods", methodProblem);
+				}
+			}
+			if (this.ttl != null) {
+				rejectInvalidTtl(errors, field + "ttl", property + "ttl", this.ttl);
+			}
+			if (this.responses != null) {
+				this.responses.validate(errors, field + "responses", property + "responses");
+			}
+			if (this.fingerprint != null) {
+				this.fingerprint.validate(errors, field + "fingerprint", property + "fingerprint");
+			}
 		}
 
 	}

@@ -29,7 +29,7 @@ class BuildConventionsTests {
 
 	/** Properties whose default is computed, not a value. */
 	private static final Set<String> WITHOUT_DEFAULT = Set.of("idempo.store.jdbc.platform", "idempo.max-buffered-size",
-			"idempo.store.jdbc.network-timeout");
+			"idempo.store.jdbc.network-timeout", "idempo.routes");
 
 	@Test
 	void everyPropertyIsDescribedAndHasItsDefault() throws IOException {

@@ -260,7 +260,7 @@ class IdempotencyAutoConfigurationTests {
 				"idempo.conflict.retry-after", "idempo.conflict.wait-timeout", "idempo.store-failure.mode",
 				"idempo.store.type", "idempo.store.memory.max-entries", "idempo.store.memory.max-size",
 				"idempo.max-request-size", "idempo.store.redis.key-prefix", "idempo.store.jdbc.table-name",
-				"idempo.store.jdbc.lock-sessions", "idempo.store.jdbc.initialize-schema")) {
+				"idempo.store.jdbc.lock-sessions", "idempo.store.jdbc.initialize-schema", "idempo.routes")) {
 			assertThat(metadata).contains("\"name\": \"" + property + "\"");
 		}
 		assertThat(metadata).doesNotContain("\"description\": \"\"");

@@ -84,6 +84,59 @@ class IdempotencyPropertiesValidationTests {
 		});
 	}
 
+	/**
+	 * An {@code idempo.routes} entry: a path that is no {@code PathPattern}, or a method
+	 * that never takes part (GET, HEAD, OPTIONS, TRACE) or is no method at all.
+	 */
+	@ParameterizedTest(name = "{0}")
+	@CsvSource(delimiter = '|', quoteCharacter = '"',
+			textBlock = """
+					idempo.routes[0].path=payments/**                  | idempo.routes[0].path    | 'payments/**' is not a path pattern: it must start with '/'
+					idempo.routes[0].path=/payments/**/refunds         | idempo.routes[0].path    | '/payments/**/refunds' is not a path pattern
+					idempo.routes[0].path=                             | idempo.routes[0].path    | must be set
+					idempo.routes[0].methods=GET                       | idempo.routes[0].methods | GET requests never take part (GET, HEAD, OPTIONS and TRACE pass through untouched)
+					idempo.routes[0].methods=POST,head                 | idempo.routes[0].methods | HEAD requests never take part
+					idempo.routes[0].methods=OPTIONS                   | idempo.routes[0].methods | OPTIONS requests never take part
+					idempo.routes[0].methods=TRACE                     | idempo.routes[0].methods | TRACE requests never take part
+					idempo.routes[0].methods=FETCH                     | idempo.routes[0].methods | 'FETCH' is not a method that takes part
+					idempo.routes[0].methods=                          | idempo.routes[0].methods | must name at least one of POST, PATCH, PUT and DELETE
+					idempo.routes[0].ttl=0s                            | idempo.routes[0].ttl     | must be positive and at most 36500d
+					idempo.routes[0].responses.stored=6xx              | idempo.routes[0].responses.stored | '6xx' is neither a status code
+					idempo.routes[0].fingerprint.ignored-fields=ts     | idempo.routes[0].fingerprint.ignored-fields | 'ts' is not a JSON Pointer
+					""")
+	void aRouteEntryThatCannotBeFollowedFailsBindingNamingIt(String property, String name, String reason) {
+		aValueOutOfRangeFailsBindingNamingThePropertyAndItsRange(property, name, reason);
+	}
+
+	@Test
+	void routeEntriesThatCanBeFollowedAreAccepted() {
+		this.runner
+			.withPropertyValues("idempo.routes[0].path=/payments/{id}/refunds", "idempo.routes[0].methods=post, Put",
+					"idempo.routes[0].ttl=1h", "idempo.routes[0].required=true",
+					"idempo.routes[0].cache-response=false", "idempo.routes[1].path=/**")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				IdempotencyProperties.Route route = context.getBean(IdempotencyProperties.class).getRoutes().get(0);
+				assertThat(route.getMethods()).containsExactly("post", "Put");
+				assertThat(route.isRequired()).isTrue();
+				assertThat(route.isCacheResponse()).isFalse();
+				assertThat(context.getBean(IdempotencyProperties.class).getRoutes().get(1).getMethods())
+					.containsExactly("POST", "PATCH", "PUT", "DELETE");
+			});
+	}
+
+	@Test
+	void bootsFailureReportNamesTheRouteEntry(CapturedOutput output) {
+		SpringApplication application = new SpringApplication(MinimalApplication.class);
+		application.setWebApplicationType(WebApplicationType.NONE);
+		assertThatException().isThrownBy(
+				() -> application.run("--idempo.routes[0].path=/payments/**", "--idempo.routes[0].methods=POST,GET")
+					.close());
+		assertThat(output).contains("APPLICATION FAILED TO START")
+			.contains("Property: idempo.routes[0].methods")
+			.contains("Reason: GET requests never take part");
+	}
+
 	@Test
 	void theEdgesOfEachRangeAreAccepted() {
 		this.runner

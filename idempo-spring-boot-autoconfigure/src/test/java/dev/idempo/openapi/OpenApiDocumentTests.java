@@ -20,7 +20,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the key policy; other operations are left alone.
  */
 @SpringBootTest(classes = OpenApiTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
-		properties = "orders.ttl=45m")
+		properties = { "orders.ttl=45m", "idempo.routes[0].path=/refunds/**", "idempo.routes[0].methods=POST",
+				"idempo.routes[0].ttl=2h", "idempo.routes[0].required=true" })
 class OpenApiDocumentTests {
 
 	@LocalServerPort
@@ -103,6 +104,21 @@ class OpenApiDocumentTests {
 		assertThat(policy.path("cache-response").asBoolean(true)).isFalse();
 		assertThat(policy.has("ttl")).as("nothing is kept").isFalse();
 		assertThat(policy.has("ttl-seconds")).isFalse();
+	}
+
+	@Test
+	void aHandlerARouteEntryProtectsIsDocumentedWithTheEntrysPolicy() {
+		JsonNode refund = document().path("paths").path("/refunds/{id}").path("post");
+		JsonNode key = keyHeader(refund);
+		assertThat(key).isNotNull();
+		assertThat(key.path("required").asBoolean()).isTrue();
+		assertThat(refund.path("responses").path("200").path("headers").has("Idempotent-Replayed")).isTrue();
+		assertThat(refund.path("responses").path("422").path("description").asString())
+			.contains("https://idempo.dev/problems/key-reused");
+		JsonNode policy = refund.path("x-idempotency");
+		assertThat(policy.path("ttl").asString()).isEqualTo("PT2H");
+		assertThat(policy.path("key-required").asBoolean()).isTrue();
+		assertThat(policy.path("cache-response").asBoolean()).isTrue();
 	}
 
 	@Test

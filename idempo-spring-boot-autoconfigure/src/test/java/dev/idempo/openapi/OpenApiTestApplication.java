@@ -18,7 +18,8 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * An application whose OpenAPI document the tests read: idempotent handlers with a
  * placeholder TTL, a required key and a lock-only one, a safe method on an annotated
- * handler, and a handler without the annotation.
+ * handler, a handler without the annotation, and one an {@code idempo.routes} entry of
+ * the test protects.
  */
 @SpringBootApplication
 public class OpenApiTestApplication {
@@ -55,6 +56,12 @@ public class OpenApiTestApplication {
 		@Idempotent(cacheResponse = false)
 		ResponseEntity<Map<String, String>> sendReceipt(@RequestBody Map<String, String> receipt) {
 			return ResponseEntity.status(201).body(receipt);
+		}
+
+		/** Protected by an idempo.routes entry, not by the annotation. */
+		@PostMapping("/refunds/{id}")
+		Map<String, String> refund(@PathVariable String id, @RequestBody Map<String, String> refund) {
+			return refund;
 		}
 
 		@PostMapping("/notes")

@@ -15,13 +15,17 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.idempo.web.testapp.Executions;
 import dev.idempo.web.testapp.HttpTestApplication;
+import dev.idempo.web.testapp.RoutedEndpoints;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -34,13 +38,23 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The HTTP behaviour every store must give a client: replay, 409, 422, expiry, exactly
  * one execution under concurrent duplicates, requests rejected before the handler left
  * unstored, and comma-combined keys refused. Each store has a subclass that points the
- * application at it.
+ * application at it. Every test runs twice: against the {@code @Idempotent} handlers
+ * under {@code /t}, and against the same endpoints under {@code /r}
+ * ({@link RoutedEndpoints}: functional endpoints, and a handler method without the
+ * annotation), which only {@code idempo.routes} protects.
  *
  * @author idempo
  */
 @SpringBootTest(classes = HttpTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
-		properties = { "test.short-ttl=1s" })
+		properties = { "test.short-ttl=1s", "idempo.routes[0].path=/r/short-ttl",
+				"idempo.routes[0].ttl=${test.short-ttl}", "idempo.routes[1].path=/r/**" })
+@ParameterizedClass(name = "endpoints under {0}")
+@ValueSource(strings = { "/t", "/r" })
 public abstract class IdempotencyHttpContractTests {
+
+	/** Where the endpoints are: {@code /t} annotated, {@code /r} routed. */
+	@Parameter
+	String endpoints;
 
 	@LocalServerPort
 	int port;
@@ -62,8 +76,8 @@ public abstract class IdempotencyHttpContractTests {
 	void retryReplaysTheFirstResponse() {
 		String key = TestHttp.newKey();
 		int before = this.executions.count("orders");
-		HttpResponse<byte[]> first = this.http.postWithKey("/t/orders", key, "{\"item\":\"book\",\"quantity\":2}");
-		HttpResponse<byte[]> second = this.http.postWithKey("/t/orders", key, "{\"item\":\"book\",\"quantity\":2}");
+		HttpResponse<byte[]> first = this.http.postWithKey(path("/orders"), key, "{\"item\":\"book\",\"quantity\":2}");
+		HttpResponse<byte[]> second = this.http.postWithKey(path("/orders"), key, "{\"item\":\"book\",\"quantity\":2}");
 		assertThat(first.statusCode()).isEqualTo(201);
 		assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(second.statusCode()).isEqualTo(201);
@@ -76,9 +90,9 @@ public abstract class IdempotencyHttpContractTests {
 	@Test
 	void reuseWithAnotherBodyIs422AndDoesNotRunTheHandler() {
 		String key = TestHttp.newKey();
-		this.http.postWithKey("/t/orders", key, "{\"item\":\"book\",\"quantity\":2}");
+		this.http.postWithKey(path("/orders"), key, "{\"item\":\"book\",\"quantity\":2}");
 		int before = this.executions.count("orders");
-		HttpResponse<byte[]> reused = this.http.postWithKey("/t/orders", key, "{\"item\":\"book\",\"quantity\":3}");
+		HttpResponse<byte[]> reused = this.http.postWithKey(path("/orders"), key, "{\"item\":\"book\",\"quantity\":3}");
 		assertThat(reused.statusCode()).isEqualTo(422);
 		assertThat(reused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 		assertThat(TestHttp.text(reused)).contains("\"type\":\"https://idempo.dev/problems/key-reused\"");
@@ -91,16 +105,16 @@ public abstract class IdempotencyHttpContractTests {
 		this.executions.holdHandlers();
 		ExecutorService executor = Executors.newSingleThreadExecutor();
 		try {
-			Future<HttpResponse<byte[]>> first = executor.submit(() -> this.http.postWithKey("/t/slow", key, "{}"));
+			Future<HttpResponse<byte[]>> first = executor.submit(() -> this.http.postWithKey(path("/slow"), key, "{}"));
 			assertThat(this.executions.awaitEntered()).isTrue();
-			HttpResponse<byte[]> duplicate = this.http.postWithKey("/t/slow", key, "{}");
+			HttpResponse<byte[]> duplicate = this.http.postWithKey(path("/slow"), key, "{}");
 			assertThat(duplicate.statusCode()).isEqualTo(409);
 			assertThat(duplicate.headers().firstValue("Retry-After")).hasValue("1");
 			assertThat(TestHttp.text(duplicate)).contains("https://idempo.dev/problems/request-in-progress");
 			this.executions.releaseHandlers();
 			HttpResponse<byte[]> original = first.get(30, TimeUnit.SECONDS);
 			assertThat(original.statusCode()).isEqualTo(200);
-			HttpResponse<byte[]> retry = this.http.postWithKey("/t/slow", key, "{}");
+			HttpResponse<byte[]> retry = this.http.postWithKey(path("/slow"), key, "{}");
 			assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 			assertThat(retry.body()).isEqualTo(original.body());
 		}
@@ -113,16 +127,16 @@ public abstract class IdempotencyHttpContractTests {
 	static Stream<Arguments> rejectedBeforeTheHandler() {
 		String order = "{\"item\":\"book\",\"quantity\":2}";
 		return Stream.of(
-				Arguments.of("unreadable body", "/t/orders", "{\"item\":", "application/json", 400, "/t/orders", order,
-						201, "orders"),
-				Arguments.of("unsupported media type", "/t/orders", order, "text/plain", 415, "/t/orders", order, 201,
+				Arguments.of("unreadable body", "/orders", "{\"item\":", "application/json", 400, "/orders", order, 201,
 						"orders"),
-				Arguments.of("failed conversion", "/t/large-list?items=many", "{}", "application/json", 400,
-						"/t/large-list?items=2", "{}", 200, "large-list"),
-				Arguments.of("missing parameter", "/t/large-list", "{}", "application/json", 400,
-						"/t/large-list?items=2", "{}", 200, "large-list"),
-				Arguments.of("failed @Valid", "/t/validated-orders", "{\"item\":\"\",\"quantity\":0}",
-						"application/json", 400, "/t/validated-orders", order, 201, "validated-orders"));
+				Arguments.of("unsupported media type", "/orders", order, "text/plain", 415, "/orders", order, 201,
+						"orders"),
+				Arguments.of("failed conversion", "/large-list?items=many", "{}", "application/json", 400,
+						"/large-list?items=2", "{}", 200, "large-list"),
+				Arguments.of("missing parameter", "/large-list", "{}", "application/json", 400, "/large-list?items=2",
+						"{}", 200, "large-list"),
+				Arguments.of("failed @Valid", "/validated-orders", "{\"item\":\"\",\"quantity\":0}", "application/json",
+						400, "/validated-orders", order, 201, "validated-orders"));
 	}
 
 	/**
@@ -138,18 +152,19 @@ public abstract class IdempotencyHttpContractTests {
 		int before = this.executions.count(endpoint);
 		double releasedBefore = notStored("rejected_before_handler");
 		for (int i = 0; i < 2; i++) {
-			HttpResponse<byte[]> rejected = this.http.send(this.http.request("POST", path, body, "Idempotency-Key", key)
-				.setHeader("Content-Type", contentType));
+			HttpResponse<byte[]> rejected = this.http
+				.send(this.http.request("POST", path(path), body, "Idempotency-Key", key)
+					.setHeader("Content-Type", contentType));
 			assertThat(rejected.statusCode()).as("attempt %d: %s", i + 1, TestHttp.text(rejected)).isEqualTo(status);
 			assertThat(rejected.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		}
 		assertThat(this.executions.count(endpoint)).isEqualTo(before);
 		assertThat(notStored("rejected_before_handler")).isEqualTo(releasedBefore + 2);
-		HttpResponse<byte[]> corrected = this.http.postWithKey(correctedPath, key, correctedBody);
+		HttpResponse<byte[]> corrected = this.http.postWithKey(path(correctedPath), key, correctedBody);
 		assertThat(corrected.statusCode()).isEqualTo(correctedStatus);
 		assertThat(corrected.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(this.executions.count(endpoint)).isEqualTo(before + 1);
-		HttpResponse<byte[]> retry = this.http.postWithKey(correctedPath, key, correctedBody);
+		HttpResponse<byte[]> retry = this.http.postWithKey(path(correctedPath), key, correctedBody);
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(retry.body()).isEqualTo(corrected.body());
 		assertThat(this.executions.count(endpoint)).isEqualTo(before + 1);
@@ -163,13 +178,13 @@ public abstract class IdempotencyHttpContractTests {
 	 * releasing its key would run it twice.
 	 */
 	@ParameterizedTest
-	@CsvSource({ "/t/problem, problem, 409", "/t/response-status-exception, response-status-exception, 404",
-			"/t/own-binding-failure, own-binding-failure, 400" })
+	@CsvSource({ "/problem, problem, 409", "/response-status-exception, response-status-exception, 404",
+			"/own-binding-failure, own-binding-failure, 400" })
 	void clientErrorOfAHandlerThatRanIsStored(String path, String endpoint, int status) {
 		String key = TestHttp.newKey();
 		int before = this.executions.count(endpoint);
-		HttpResponse<byte[]> first = this.http.postWithKey(path, key, "{}");
-		HttpResponse<byte[]> retry = this.http.postWithKey(path, key, "{}");
+		HttpResponse<byte[]> first = this.http.postWithKey(path(path), key, "{}");
+		HttpResponse<byte[]> retry = this.http.postWithKey(path(path), key, "{}");
 		assertThat(first.statusCode()).isEqualTo(status);
 		assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(retry.statusCode()).isEqualTo(status);
@@ -187,13 +202,13 @@ public abstract class IdempotencyHttpContractTests {
 	 * once.
 	 */
 	@ParameterizedTest
-	@CsvSource({ "/t/callable-own-binding-failure, callable-own-binding-failure, 400",
-			"/t/callable-status-exception, callable-status-exception, 404" })
+	@CsvSource({ "/callable-own-binding-failure, callable-own-binding-failure, 400",
+			"/callable-status-exception, callable-status-exception, 404" })
 	void clientErrorOfAnAsynchronousHandlerThatRanIsStored(String path, String endpoint, int status) {
 		String key = TestHttp.newKey();
 		int before = this.executions.count(endpoint);
-		HttpResponse<byte[]> first = this.http.postWithKey(path, key, "{}");
-		HttpResponse<byte[]> retry = this.http.postWithKey(path, key, "{}");
+		HttpResponse<byte[]> first = this.http.postWithKey(path(path), key, "{}");
+		HttpResponse<byte[]> retry = this.http.postWithKey(path(path), key, "{}");
 		assertThat(first.statusCode()).isEqualTo(status);
 		assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(retry.statusCode()).isEqualTo(status);
@@ -211,23 +226,27 @@ public abstract class IdempotencyHttpContractTests {
 		String second = TestHttp.newKey();
 		int before = this.executions.count("object");
 		for (String combined : List.of(first + ", " + second, first + "," + second)) {
-			HttpResponse<byte[]> response = this.http.postWithKey("/t/object", combined, "{}");
+			HttpResponse<byte[]> response = this.http.postWithKey(path("/object"), combined, "{}");
 			assertThat(response.statusCode()).isEqualTo(400);
 			assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 			assertThat(TestHttp.text(response)).contains("\"type\":\"https://idempo.dev/problems/invalid-key\"");
 		}
 		assertThat(this.executions.count("object")).isEqualTo(before);
 		String quoted = "\"" + first + ", " + second + "\"";
-		HttpResponse<byte[]> executed = this.http.postWithKey("/t/object", quoted, "{}");
+		HttpResponse<byte[]> executed = this.http.postWithKey(path("/object"), quoted, "{}");
 		assertThat(executed.statusCode()).isEqualTo(200);
 		assertThat(executed.headers().firstValue("Idempotent-Replayed")).isEmpty();
-		HttpResponse<byte[]> replayed = this.http.postWithKey("/t/object", quoted, "{}");
+		HttpResponse<byte[]> replayed = this.http.postWithKey(path("/object"), quoted, "{}");
 		assertThat(replayed.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(replayed.body()).isEqualTo(executed.body());
 		// neither half is that key
-		assertThat(this.http.postWithKey("/t/object", first, "{}").headers().firstValue("Idempotent-Replayed"))
+		assertThat(this.http.postWithKey(path("/object"), first, "{}").headers().firstValue("Idempotent-Replayed"))
 			.isEmpty();
 		assertThat(this.executions.count("object")).isEqualTo(before + 2);
+	}
+
+	private String path(String endpoint) {
+		return this.endpoints + endpoint;
 	}
 
 	private double notStored(String reason) {
@@ -240,15 +259,15 @@ public abstract class IdempotencyHttpContractTests {
 	@Test
 	void expiredRecordRunsTheHandlerAgain() throws Exception {
 		String key = TestHttp.newKey();
-		HttpResponse<byte[]> first = this.http.postWithKey("/t/short-ttl", key, "{}");
+		HttpResponse<byte[]> first = this.http.postWithKey(path("/short-ttl"), key, "{}");
 		assertThat(first.statusCode()).isEqualTo(200);
-		assertThat(this.http.postWithKey("/t/short-ttl", key, "{}").headers().firstValue("Idempotent-Replayed"))
+		assertThat(this.http.postWithKey(path("/short-ttl"), key, "{}").headers().firstValue("Idempotent-Replayed"))
 			.hasValue("true");
 		long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
 		HttpResponse<byte[]> later;
 		do {
 			Thread.sleep(100);
-			later = this.http.postWithKey("/t/short-ttl", key, "{}");
+			later = this.http.postWithKey(path("/short-ttl"), key, "{}");
 		}
 		while (later.headers().firstValue("Idempotent-Replayed").isPresent() && System.nanoTime() < deadline);
 		assertThat(later.statusCode()).isEqualTo(200);
@@ -269,7 +288,7 @@ public abstract class IdempotencyHttpContractTests {
 			for (int i = 0; i < requests; i++) {
 				futures.add(executor.submit(() -> {
 					start.await();
-					return this.http.postWithKey("/t/orders", key, body);
+					return this.http.postWithKey(path("/orders"), key, body);
 				}));
 			}
 			start.countDown();
@@ -296,7 +315,7 @@ public abstract class IdempotencyHttpContractTests {
 		finally {
 			executor.shutdownNow();
 		}
-		HttpResponse<byte[]> after = this.http.postWithKey("/t/orders", key, body);
+		HttpResponse<byte[]> after = this.http.postWithKey(path("/orders"), key, body);
 		assertThat(after.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 	}
 

@@ -40,8 +40,12 @@ import org.springframework.web.method.HandlerMethod;
  * {@value #EXTENSION} (the IETF draft asks servers to publish it). A
  * {@code cacheResponse = false} handler is documented for what it does: a duplicate gets
  * 409 while the first request runs, and nothing is stored, so there is no replay, no key
- * reuse to detect and no TTL. Only for handlers reached with {@code POST}, {@code PUT},
- * {@code PATCH} or {@code DELETE}; operations of other handlers are left alone.
+ * reuse to detect and no TTL. A handler without the annotation that an
+ * {@code idempo.routes} entry matches (one of its mapped paths, a URI variable taken as a
+ * segment, with one of its methods) is documented with that entry's policy; functional
+ * endpoints are not handler methods and are left to springdoc's own router operations.
+ * Only for handlers reached with {@code POST}, {@code PUT}, {@code PATCH} or
+ * {@code DELETE}; operations of other handlers are left alone.
  *
  * @author idempo
  */
@@ -71,8 +75,15 @@ public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer
 
 	@Override
 	public Operation customize(Operation operation, HandlerMethod handlerMethod) {
-		IdempotentHandlers.Policy policy = this.handlers.policy(handlerMethod);
-		if (policy == null || !isProtected(handlerMethod)) {
+		RequestMapping mapping = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getMethod(),
+				RequestMapping.class);
+		if (mapping == null || !isProtected(mapping)) {
+			return operation;
+		}
+		// the annotation, else the first of idempo.routes that matches a mapped path
+		IdempotentHandlers.Policy policy = this.handlers.policy(handlerMethod, paths(handlerMethod, mapping),
+				methods(mapping));
+		if (policy == null) {
 			return operation;
 		}
 		boolean required = policy.required() || this.settings.keyRequired();
@@ -194,14 +205,31 @@ public class IdempotencyOperationCustomizer implements GlobalOperationCustomizer
 				|| problem == IdempotencyProblem.COMMIT_FAILED || problem == IdempotencyProblem.SERVER_BUSY;
 	}
 
-	private static boolean isProtected(HandlerMethod handlerMethod) {
-		RequestMapping mapping = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getMethod(),
-				RequestMapping.class);
-		if (mapping == null) {
-			return false;
-		}
+	private static boolean isProtected(RequestMapping mapping) {
 		// no method: every method, the unsafe ones too
 		return mapping.method().length == 0 || Arrays.stream(mapping.method()).anyMatch(PROTECTED::contains);
+	}
+
+	private static List<String> methods(RequestMapping mapping) {
+		return ((mapping.method().length == 0) ? PROTECTED.stream() : Arrays.stream(mapping.method()))
+			.map(RequestMethod::name)
+			.toList();
+	}
+
+	/** The handler's paths: its class's mapped paths joined with its own. */
+	private static List<String> paths(HandlerMethod handlerMethod, RequestMapping mapping) {
+		RequestMapping typeMapping = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getBeanType(),
+				RequestMapping.class);
+		String[] prefixes = (typeMapping != null && typeMapping.path().length > 0) ? typeMapping.path()
+				: new String[] { "" };
+		String[] suffixes = (mapping.path().length > 0) ? mapping.path() : new String[] { "" };
+		List<String> paths = new ArrayList<>();
+		for (String prefix : prefixes) {
+			for (String suffix : suffixes) {
+				paths.add(("/" + prefix + "/" + suffix).replaceAll("/+", "/").replaceAll("(.)/$", "$1"));
+			}
+		}
+		return paths;
 	}
 
 }

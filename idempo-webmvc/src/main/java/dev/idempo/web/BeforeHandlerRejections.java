@@ -14,6 +14,7 @@ import org.springframework.web.method.annotation.MethodArgumentTypeMismatchExcep
 import org.springframework.web.method.support.InvocableHandlerMethod;
 import org.springframework.web.multipart.support.MissingServletRequestPartException;
 import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.function.support.HandlerFunctionAdapter;
 import org.springframework.web.util.WebUtils;
 
 /**
@@ -34,6 +35,12 @@ import org.springframework.web.util.WebUtils;
  * {@code @Validated} controller proxy is not among the types: the same exception comes
  * from services the handler called after its effects. An exception that no resolver
  * turned into a response propagates and releases the key anyway.
+ * <p>
+ * A functional endpoint ({@code HandlerFunction}) reads its arguments itself: one of
+ * these exceptions raised while it read the request through Spring MVC's
+ * {@code ServerRequest} ({@code body(...)}, {@code bind(...)}: an unreadable body, an
+ * unsupported media type, a binding failure) counts as a rejection before the handler;
+ * one the function raised itself does not.
  *
  * @author idempo
  */
@@ -42,6 +49,13 @@ final class BeforeHandlerRejections {
 	private static final String INVOCABLE_HANDLER_METHOD = InvocableHandlerMethod.class.getName();
 
 	private static final String INVOKE = "doInvoke";
+
+	private static final String HANDLER_FUNCTION_ADAPTER = HandlerFunctionAdapter.class.getName();
+
+	private static final String HANDLE = "handle";
+
+	/** Spring MVC's {@code ServerRequest}, nested classes included. */
+	private static final String SERVER_REQUEST = "org.springframework.web.servlet.function.DefaultServerRequest";
 
 	private BeforeHandlerRejections() {
 	}
@@ -89,9 +103,17 @@ final class BeforeHandlerRejections {
 			// the handler ran, since releasing its key could run it twice
 			return true;
 		}
+		boolean readingTheRequest = false;
 		for (StackTraceElement frame : frames) {
-			if (INVOKE.equals(frame.getMethodName()) && INVOCABLE_HANDLER_METHOD.equals(frame.getClassName())) {
+			String type = frame.getClassName();
+			if (INVOKE.equals(frame.getMethodName()) && INVOCABLE_HANDLER_METHOD.equals(type)) {
 				return true;
+			}
+			readingTheRequest |= type.startsWith(SERVER_REQUEST);
+			if (HANDLE.equals(frame.getMethodName()) && HANDLER_FUNCTION_ADAPTER.equals(type)) {
+				// a functional endpoint: raised by the handler function itself, unless
+				// Spring raised it while the function read the request (its arguments)
+				return !readingTheRequest;
 			}
 		}
 		return false;

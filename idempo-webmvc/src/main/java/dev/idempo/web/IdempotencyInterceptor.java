@@ -34,7 +34,6 @@ import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.StoredRecord;
 
-import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.AsyncHandlerInterceptor;
 import org.springframework.web.filter.ServerHttpObservationFilter;
 import org.springframework.web.servlet.DispatcherServlet;
@@ -186,11 +185,12 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			// copied
 			bodyRequest.stopRecording();
 		}
-		if (!(handler instanceof HandlerMethod handlerMethod) || request.getDispatcherType() != DispatcherType.REQUEST
-				|| !isProtectedMethod(request.getMethod()) || IdempotentExecution.of(request) != null) {
+		if (request.getDispatcherType() != DispatcherType.REQUEST || !isProtectedMethod(request.getMethod())
+				|| IdempotentExecution.of(request) != null) {
 			return true;
 		}
-		IdempotentHandlers.Policy policy = this.handlers.policy(handlerMethod);
+		// the annotation, else the first of idempo.routes that matches
+		IdempotentHandlers.Policy policy = this.handlers.policy(request, handler);
 		if (policy == null) {
 			return true;
 		}
@@ -217,10 +217,11 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			throws IOException {
 		CapturingResponse capture = WebUtils.getNativeResponse(response, CapturingResponse.class);
 		if (bodyRequest == null || capture == null) {
-			throw new IllegalStateException("An @Idempotent handler was reached with a key but without idempo's "
-					+ IdempotencyFilter.class.getSimpleName() + " around the request; register it "
-					+ "(auto-configuration does) or include it in MockMvc, and make sure the key header is "
-					+ "present when it runs (a filter that adds it must run before it: idempo.filter-order)");
+			throw new IllegalStateException(
+					"An @Idempotent handler or a route of idempo.routes was reached with a key but without idempo's "
+							+ IdempotencyFilter.class.getSimpleName() + " around the request; register it "
+							+ "(auto-configuration does) or include it in MockMvc, and make sure the key header is "
+							+ "present when it runs (a filter that adds it must run before it: idempo.filter-order)");
 		}
 		String storageKey = RequestFingerprint.storageKey(this.callerScopeResolver.resolve(request), key);
 		String fingerprint;

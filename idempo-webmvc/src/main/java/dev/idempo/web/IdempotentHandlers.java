@@ -2,7 +2,9 @@ package dev.idempo.web;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -12,6 +14,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
+import jakarta.servlet.http.HttpServletRequest;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -28,18 +31,25 @@ import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.HttpEntity;
+import org.springframework.http.server.PathContainer;
+import org.springframework.http.server.RequestPath;
 import org.springframework.util.StringUtils;
 import org.springframework.util.StringValueResolver;
 import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.context.request.async.DeferredResult;
 import org.springframework.web.context.request.async.WebAsyncTask;
 import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.function.HandlerFunction;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
 import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
+import org.springframework.web.util.ServletRequestPathUtils;
 
 /**
  * Reads and caches the {@link Idempotent} settings of handler methods: method-level wins
- * over class-level, TTL placeholders are resolved once.
+ * over class-level, TTL placeholders are resolved once. Requests whose handler carries no
+ * {@link Idempotent} (functional endpoints, gateway routes, unannotated handler methods)
+ * are protected by the first {@link IdempotentRoute} that matches them
+ * ({@code idempo.routes}), if any.
  *
  * @author idempo
  */
@@ -68,6 +78,11 @@ public class IdempotentHandlers {
 	private final ResponseStoragePolicy defaultResponses;
 
 	private final FingerprintOptions defaultFingerprint;
+
+	private List<IdempotentRoute> routes = List.of();
+
+	/** One policy per route, for handlers whose return type says nothing. */
+	private List<Policy> routePolicies = List.of();
 
 	/**
 	 * Creates a registry without transactional handlers.
@@ -114,6 +129,100 @@ public class IdempotentHandlers {
 		this.defaultTtl = defaultTtl;
 		this.defaultTransactional = defaultTransactional;
 		this.transactionalUnavailable = transactionalUnavailable;
+	}
+
+	/**
+	 * Protects the requests that match these routes and whose handler carries no
+	 * {@link Idempotent}: the first route that matches a request applies.
+	 * @param routes the routes, in order
+	 */
+	public void setRoutes(List<IdempotentRoute> routes) {
+		this.routes = List.copyOf(routes);
+		this.routePolicies = this.routes.stream().map((route) -> routePolicy(route, false)).toList();
+	}
+
+	/**
+	 * The routes, in order.
+	 * @return the routes
+	 */
+	public List<IdempotentRoute> routes() {
+		return this.routes;
+	}
+
+	/**
+	 * The policy of a request's handler: its {@link Idempotent} if it is an annotated
+	 * handler method, else the first route that matches the request, if the handler is a
+	 * handler method or a functional endpoint ({@link HandlerFunction}, which gateway
+	 * routes are too). Other handlers (static resources) never take part.
+	 * @param request the request
+	 * @param handler its handler
+	 * @return its policy, or {@code null} if it is not protected
+	 * @throws IdempotentHandlerException as {@link #policy(HandlerMethod)}
+	 */
+	public @Nullable Policy policy(HttpServletRequest request, Object handler) {
+		if (handler instanceof HandlerMethod handlerMethod) {
+			Policy policy = policy(handlerMethod);
+			if (policy != null || this.routes.isEmpty()) {
+				return policy;
+			}
+			int route = routeIndex(request);
+			return (route < 0) ? null : routePolicy(this.routes.get(route), isStreaming(handlerMethod.getReturnType()));
+		}
+		if (!(handler instanceof HandlerFunction<?>) || this.routes.isEmpty()) {
+			return null;
+		}
+		int route = routeIndex(request);
+		return (route < 0) ? null : this.routePolicies.get(route);
+	}
+
+	/**
+	 * The policy a handler method is documented with: its {@link Idempotent}, else that
+	 * of the first route that matches one of its mapped paths (each taken as a path, a
+	 * URI variable as a segment) with one of its methods.
+	 * @param handlerMethod the handler method
+	 * @param paths the paths it is mapped to
+	 * @param methods the request methods it is mapped to
+	 * @return its policy, or {@code null} if it is not protected
+	 * @throws IdempotentHandlerException as {@link #policy(HandlerMethod)}
+	 */
+	public @Nullable Policy policy(HandlerMethod handlerMethod, Collection<String> paths, Collection<String> methods) {
+		Policy policy = policy(handlerMethod);
+		if (policy != null) {
+			return policy;
+		}
+		for (IdempotentRoute route : this.routes) {
+			for (String path : paths) {
+				PathContainer container = PathContainer.parsePath(path);
+				if (methods.stream().anyMatch((method) -> route.matches(container, method))) {
+					return routePolicy(route, isStreaming(handlerMethod.getReturnType()));
+				}
+			}
+		}
+		return null;
+	}
+
+	private int routeIndex(HttpServletRequest request) {
+		// parsed by the DispatcherServlet, since Spring MVC's mappings use path patterns
+		PathContainer path = (ServletRequestPathUtils.hasParsedRequestPath(request)
+				? ServletRequestPathUtils.getParsedRequestPath(request)
+				: RequestPath.parse(request.getRequestURI(), request.getContextPath()))
+			.pathWithinApplication();
+		String method = request.getMethod();
+		for (int i = 0; i < this.routes.size(); i++) {
+			if (this.routes.get(i).matches(path, method)) {
+				return i;
+			}
+		}
+		return -1;
+	}
+
+	private Policy routePolicy(IdempotentRoute route, boolean streaming) {
+		IdempotentRoute.Settings settings = route.settings();
+		ResponseStoragePolicy responses = settings.responses();
+		FingerprintOptions fingerprint = settings.fingerprint();
+		return new Policy((settings.ttl() != null) ? settings.ttl() : this.defaultTtl, settings.cacheResponse(),
+				settings.required(), streaming, false, (responses != null) ? responses : this.defaultResponses,
+				(fingerprint != null) ? fingerprint : this.defaultFingerprint);
 	}
 
 	/**

@@ -227,6 +227,10 @@ public class TestController {
 	@Idempotent
 	List<String> largeList(@RequestParam int items) {
 		this.executions.increment("large-list");
+		return itemList(items);
+	}
+
+	static List<String> itemList(int items) {
 		List<String> list = new ArrayList<>();
 		for (int i = 0; i < items; i++) {
 			list.add("item-" + i + "-".repeat(50));
