@@ -1,5 +1,6 @@
 package dev.idempo.web;
 
+import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.util.Map;
 
@@ -134,6 +135,23 @@ class IdempotencyRoutesHttpTests {
 		assertThat(this.http.postWithKey("/q/things", other, "{\"a\":1,\"timestamp\":2}").statusCode()).isEqualTo(422);
 	}
 
+	@Test
+	void aFunctionalEndpointsServerSentEventsAreNotStored() {
+		// entry 4 (/r/**): the events stream through, the key is released, the retry runs
+		String key = TestHttp.newKey();
+		int before = this.executions.count("r-sse");
+		HttpResponse<byte[]> first = this.http.postWithKey("/r/sse", key, "{}");
+		HttpResponse<byte[]> retry = this.http.postWithKey("/r/sse", key, "{}");
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(first.headers().firstValue("Content-Type"))
+			.hasValueSatisfying((type) -> assertThat(type).startsWith("text/event-stream"));
+		assertThat(TestHttp.text(first)).contains("data:1");
+		assertThat(retry.statusCode()).isEqualTo(200);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(TestHttp.text(retry)).contains("data:2");
+		assertThat(this.executions.count("r-sse")).isEqualTo(before + 2);
+	}
+
 	/** Two requests with one key both run the handler: nothing protects them. */
 	private void assertRunsEveryTime(String method, String path, String key, String endpoint) {
 		int before = this.executions.count(endpoint);
@@ -158,6 +176,15 @@ class IdempotencyRoutesHttpTests {
 				.POST("/n/things", (request) -> count(executions, "n-post"))
 				.POST("/p/things", (request) -> count(executions, "p-post"))
 				.POST("/q/things", (request) -> count(executions, "q-post"))
+				.POST("/r/sse", (request) -> ServerResponse.sse((sse) -> {
+					try {
+						sse.send(executions.increment("r-sse"));
+						sse.complete();
+					}
+					catch (IOException ex) {
+						sse.error(ex);
+					}
+				}))
 				.POST("/p/fail", (request) -> fail(executions, "p-fail"))
 				.POST("/q/fail", (request) -> fail(executions, "q-fail"))
 				.build();

@@ -538,6 +538,12 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	@Override
+	public void setContentType(@Nullable String type) {
+		super.setContentType(type);
+		streamIfStreamingType(type);
+	}
+
+	@Override
 	public void setIntHeader(String name, int value) {
 		super.setIntHeader(name, value);
 		declared(name, Integer.toString(value));
@@ -549,8 +555,32 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		declared(name, Integer.toString(value));
 	}
 
+	/**
+	 * A response that declares a streaming type (server-sent events, NDJSON) streams,
+	 * whatever wrote it: a functional endpoint's {@code ServerResponse.sse} or streaming
+	 * body has no return type to tell it by, as a handler method's has. Never while
+	 * holding (a transactional response has no streaming form).
+	 */
+	private void streamIfStreamingType(@Nullable String type) {
+		if (this.capture != Capture.CAPTURING || type == null) {
+			return;
+		}
+		String lower = type.toLowerCase(Locale.ROOT);
+		if (lower.startsWith("text/event-stream") || lower.startsWith("application/x-ndjson")) {
+			try {
+				stopCapture();
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+		}
+	}
+
 	/** Follows the {@code Content-Length} header, which tells where the body ends. */
 	private void declared(String name, @Nullable String value) {
+		if ("Content-Type".equalsIgnoreCase(name)) {
+			streamIfStreamingType(value);
+		}
 		if ("Content-Length".equalsIgnoreCase(name)) {
 			try {
 				this.declaredLength = (value != null) ? Long.parseLong(value.trim()) : -1;
