@@ -570,10 +570,11 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * A response that declares a streaming type (server-sent events, NDJSON) streams,
-	 * whatever wrote it: a functional endpoint's {@code ServerResponse.sse} or streaming
-	 * body has no return type to tell it by, as a handler method's has. Never while
-	 * holding (a transactional response has no streaming form).
+	 * A response that declares a streaming type (server-sent events, NDJSON) streams
+	 * once {@link #streamByContentType()} asked for it: a functional endpoint's
+	 * {@code ServerResponse.sse} or streaming body has no return type to tell it by, as a
+	 * handler method's has. Never while holding (a transactional response has no
+	 * streaming form).
 	 */
 	private void streamIfStreamingType(@Nullable String type) {
 		if (!this.streamsByType || this.capture != Capture.CAPTURING || type == null) {
