@@ -152,6 +152,24 @@ class IdempotencyRoutesHttpTests {
 		assertThat(this.executions.count("r-sse")).isEqualTo(before + 2);
 	}
 
+	@Test
+	void anAnnotatedHandlersFiniteReplyIsStoredWhateverTypeTheClientAccepts() {
+		// SPEC: streaming means StreamingResponseBody, SseEmitter, ResponseBodyEmitter; a
+		// String handler answering Accept: text/event-stream returns one finite body
+		String key = TestHttp.newKey();
+		int before = this.executions.count("text");
+		HttpResponse<byte[]> first = this.http
+			.send(this.http.request("POST", "/t/text", "{}", "Idempotency-Key", key, "Accept", "text/event-stream"));
+		HttpResponse<byte[]> retry = this.http
+			.send(this.http.request("POST", "/t/text", "{}", "Idempotency-Key", key, "Accept", "text/event-stream"));
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(first.headers().firstValue("Content-Type"))
+			.hasValueSatisfying((type) -> assertThat(type).startsWith("text/event-stream"));
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(this.executions.count("text")).isEqualTo(before + 1);
+	}
+
 	/** Two requests with one key both run the handler: nothing protects them. */
 	private void assertRunsEveryTime(String method, String path, String key, String endpoint) {
 		int before = this.executions.count(endpoint);

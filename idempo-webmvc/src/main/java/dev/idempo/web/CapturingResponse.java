@@ -98,6 +98,9 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	 */
 	private boolean endHeld;
 
+	/** Whether a streaming content type tells that the response streams. */
+	private boolean streamsByType;
+
 	/** The {@code Content-Length} the application declared, {@code -1} if none. */
 	private long declaredLength = -1;
 
@@ -163,6 +166,17 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 		if (this.outputStream == null && this.writer == null && !isCommitted()) {
 			this.endHeld = true;
 		}
+	}
+
+	/**
+	 * Lets a streaming content type (server-sent events, NDJSON) tell that the response
+	 * streams: for a handler that has no return type to tell it by (a functional
+	 * endpoint). A handler method's return type tells it, and a finite body it returns in
+	 * such a type (a {@code String} answering {@code Accept: text/event-stream}) is
+	 * stored.
+	 */
+	public void streamByContentType() {
+		this.streamsByType = true;
 	}
 
 	/**
@@ -556,13 +570,14 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * A response that declares a streaming type (server-sent events, NDJSON) streams,
-	 * whatever wrote it: a functional endpoint's {@code ServerResponse.sse} or streaming
-	 * body has no return type to tell it by, as a handler method's has. Never while
-	 * holding (a transactional response has no streaming form).
+	 * A response that declares a streaming type (server-sent events, NDJSON) streams
+	 * once {@link #streamByContentType()} asked for it: a functional endpoint's
+	 * {@code ServerResponse.sse} or streaming body has no return type to tell it by, as a
+	 * handler method's has. Never while holding (a transactional response has no
+	 * streaming form).
 	 */
 	private void streamIfStreamingType(@Nullable String type) {
-		if (this.capture != Capture.CAPTURING || type == null) {
+		if (!this.streamsByType || this.capture != Capture.CAPTURING || type == null) {
 			return;
 		}
 		String lower = type.toLowerCase(Locale.ROOT);

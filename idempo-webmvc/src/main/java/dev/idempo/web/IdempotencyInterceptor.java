@@ -34,6 +34,7 @@ import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.StoredRecord;
 
+import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.AsyncHandlerInterceptor;
 import org.springframework.web.filter.ServerHttpObservationFilter;
 import org.springframework.web.servlet.DispatcherServlet;
@@ -193,6 +194,11 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		IdempotentHandlers.Policy policy = this.handlers.policy(request, handler);
 		if (policy == null) {
 			return true;
+		}
+		CapturingResponse capture = WebUtils.getNativeResponse(response, CapturingResponse.class);
+		if (capture != null && !(handler instanceof HandlerMethod)) {
+			// a functional endpoint: no return type tells whether it streams
+			capture.streamByContentType();
 		}
 		String key;
 		try {

@@ -117,6 +117,15 @@ public class TestController {
 		return "plain text, execution " + this.executions.increment("string") + ", ünïcödé";
 	}
 
+	/**
+	 * A finite text reply in whatever type the client accepts (String converts to any).
+	 */
+	@PostMapping("/text")
+	@Idempotent
+	String text() {
+		return "data: execution " + this.executions.increment("text") + "\n\n";
+	}
+
 	@PostMapping(path = "/bytes", produces = MediaType.APPLICATION_OCTET_STREAM_VALUE)
 	@Idempotent
 	byte[] bytes(@RequestParam(defaultValue = "4096") int size) {
