@@ -3,6 +3,8 @@ package dev.idempo.autoconfigure;
 import java.time.Duration;
 import java.util.function.Function;
 
+import jakarta.jms.ConnectionFactory;
+
 import org.springframework.amqp.rabbit.config.ContainerCustomizer;
 import org.springframework.amqp.rabbit.listener.DirectMessageListenerContainer;
 import org.springframework.amqp.rabbit.listener.SimpleMessageListenerContainer;
@@ -12,9 +14,12 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.jms.autoconfigure.DefaultJmsListenerContainerFactoryConfigurer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.jms.config.DefaultJmsListenerContainerFactory;
 import org.springframework.kafka.listener.CommonErrorHandler;
 import org.springframework.kafka.listener.ConsumerRecordRecoverer;
 import org.springframework.kafka.listener.DefaultErrorHandler;
@@ -25,23 +30,33 @@ import org.springframework.util.backoff.ExponentialBackOff;
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
  * Auto-configuration} of listener containers that never spin on idempo's exceptions: with
  * Spring Kafka, a {@link DefaultErrorHandler} for Spring Boot's container factory; with
- * Spring AMQP, a container customizer for each of Boot's container factories. Each steps
+ * Spring AMQP, a container customizer for each of Boot's container factories; with Spring
+ * JMS, Boot's {@code jmsListenerContainerFactory}, configured by Boot's configurer but
+ * creating {@link IdempotencyJmsContainers.Container idempo's containers}. Each steps
  * back when the application defines its own (a {@link CommonErrorHandler} bean, a
- * {@link ContainerCustomizer} bean of the container type), and
+ * {@link ContainerCustomizer} bean of the container type, a bean named
+ * {@code jmsListenerContainerFactory}), and
  * {@code idempo.listener.error-handling.enabled=false} turns all of them off.
  * <p>
  * What they do: a delivery that fails with {@code IdempotencyKeyReusedException} is not
  * redelivered (the recoverer gets it; RabbitMQ rejects it without requeue, so a
- * dead-letter exchange receives it); one that fails with
- * {@code IdempotencyInProgressException} is retried after a growing back-off for as long
- * as {@code idempo.lock-ttl}, and then redelivered for another such round, so that the
- * duplicate ends as a replay once the first delivery completes, and runs if that one
- * failed.
+ * dead-letter exchange receives it; JMS sends it to the dead-letter queue and
+ * acknowledges it); one that fails with {@code IdempotencyInProgressException} is retried
+ * after a growing back-off for as long as {@code idempo.lock-ttl}, and then redelivered
+ * for another such round, so that the duplicate ends as a replay once the first delivery
+ * completes, and runs if that one failed.
  *
  * @author idempo
  */
-@AutoConfiguration(beforeName = { "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
-		"org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration" })
+@AutoConfiguration(
+		beforeName = { "org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration",
+				"org.springframework.boot.amqp.autoconfigure.RabbitAutoConfiguration",
+				"org.springframework.boot.jms.autoconfigure.JmsAutoConfiguration" },
+		// the JMS connection factory's auto-configurations: its container factory needs
+		// one
+		afterName = { "org.springframework.boot.artemis.autoconfigure.ArtemisAutoConfiguration",
+				"org.springframework.boot.activemq.autoconfigure.ActiveMQAutoConfiguration",
+				"org.springframework.boot.jms.autoconfigure.JndiConnectionFactoryAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "idempo.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(IdempotencyProperties.class)
 public final class IdempotencyListenerContainerAutoConfiguration {
@@ -118,6 +133,31 @@ public final class IdempotencyListenerContainerAutoConfiguration {
 				Function<RabbitProperties.Listener, RabbitProperties.AmqpContainer> container) {
 			RabbitProperties rabbit = properties.getIfAvailable();
 			return rabbit != null && container.apply(rabbit.getListener()).getRetry().isEnabled();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = { "org.springframework.jms.listener.DefaultMessageListenerContainer",
+			"org.springframework.boot.jms.autoconfigure.DefaultJmsListenerContainerFactoryConfigurer" })
+	@ConditionalOnBooleanProperty(name = ENABLED_PROPERTY, matchIfMissing = true)
+	@EnableConfigurationProperties(IdempotencyJmsListenerProperties.class)
+	static class JmsContainerConfiguration {
+
+		/**
+		 * Boot's listener container factory, under the name Boot gives it, so that Boot's
+		 * own steps back, and so does this one when the application names its own so.
+		 */
+		@Bean
+		@ConditionalOnSingleCandidate(ConnectionFactory.class)
+		@ConditionalOnMissingBean(name = "jmsListenerContainerFactory")
+		DefaultJmsListenerContainerFactory jmsListenerContainerFactory(IdempotencyProperties properties,
+				IdempotencyJmsListenerProperties jmsProperties, DefaultJmsListenerContainerFactoryConfigurer configurer,
+				ConnectionFactory connectionFactory) {
+			DefaultJmsListenerContainerFactory factory = new IdempotencyJmsContainers.ContainerFactory(
+					properties.getLockTtl(), jmsProperties.getDeadLetterQueue());
+			configurer.configure(factory, connectionFactory);
+			return factory;
 		}
 
 	}

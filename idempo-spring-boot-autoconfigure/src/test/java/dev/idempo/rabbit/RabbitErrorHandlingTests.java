@@ -2,13 +2,8 @@ package dev.idempo.rabbit;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -17,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import dev.idempo.Idempotent;
 import dev.idempo.autoconfigure.IdempotencyAutoConfiguration;
 import dev.idempo.autoconfigure.IdempotencyListenerContainerAutoConfiguration;
+import dev.idempo.testsupport.DeliveryLedger;
 import dev.idempo.testsupport.TestRabbit;
 
 import org.springframework.amqp.core.AmqpAdmin;
@@ -35,8 +31,9 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import static dev.idempo.testsupport.DeliveryLedger.TIMEOUT;
+import static dev.idempo.testsupport.DeliveryLedger.await;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 /**
  * idempo's Spring AMQP container customizer on a real RabbitMQ server
@@ -51,8 +48,6 @@ import static org.assertj.core.api.Assertions.fail;
  * @author idempo
  */
 class RabbitErrorHandlingTests {
-
-	private static final Duration TIMEOUT = Duration.ofSeconds(20);
 
 	private ConfigurableApplicationContext context;
 
@@ -82,7 +77,7 @@ class RabbitErrorHandlingTests {
 
 	@Test
 	void aReusedKeyIsDeadLetteredAfterOneDelivery() {
-		Ledger ledger = run();
+		DeliveryLedger ledger = run();
 		String key = UUID.randomUUID().toString();
 		send(key, "100 EUR");
 		await(() -> ledger.successes(key) == 1);
@@ -97,7 +92,7 @@ class RabbitErrorHandlingTests {
 
 	@Test
 	void aCopyThatMeetsItsKeyInProgressIsRetriedWithABackOffAndReplays() throws InterruptedException {
-		Ledger ledger = run();
+		DeliveryLedger ledger = run();
 		String key = UUID.randomUUID().toString();
 		CountDownLatch release = ledger.hold(key);
 		send(key, "100 EUR");
@@ -114,7 +109,7 @@ class RabbitErrorHandlingTests {
 
 	@Test
 	void withoutIdempo_sErrorHandlingAReusedKeyIsRequeuedInALoop() {
-		Ledger ledger = run("idempo.listener.error-handling.enabled=false");
+		DeliveryLedger ledger = run("idempo.listener.error-handling.enabled=false");
 		String key = UUID.randomUUID().toString();
 		send(key, "100 EUR");
 		await(() -> ledger.successes(key) == 1);
@@ -123,35 +118,19 @@ class RabbitErrorHandlingTests {
 		assertThat(this.context.getBean(RabbitTemplate.class).receive(this.deadLetters)).isNull();
 	}
 
-	private Ledger run(String... properties) {
+	private DeliveryLedger run(String... properties) {
 		this.context = new SpringApplicationBuilder(ListenerApplication.class).web(WebApplicationType.NONE)
 			.properties(TestRabbit.server().springProperties())
 			.properties("spring.rabbitmq.listener.simple.concurrency=2", "spring.rabbitmq.listener.simple.prefetch=1",
 					"idempo.lock-ttl=3s", "test.queue=" + this.queue, "test.dead-letters=" + this.deadLetters)
 			.properties(properties)
 			.run();
-		return this.context.getBean(Ledger.class);
+		return this.context.getBean(DeliveryLedger.class);
 	}
 
 	private void send(String key, String body) {
 		Message message = MessageBuilder.withBody(body.getBytes(StandardCharsets.UTF_8)).setMessageId(key).build();
 		this.context.getBean(RabbitTemplate.class).send("", this.queue, message);
-	}
-
-	private static void await(BooleanSupplier condition) {
-		long deadline = System.nanoTime() + TIMEOUT.toNanos();
-		while (!condition.getAsBoolean()) {
-			if (System.nanoTime() > deadline) {
-				fail("Not within " + TIMEOUT);
-			}
-			try {
-				Thread.sleep(10);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new IllegalStateException(ex);
-			}
-		}
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -175,17 +154,17 @@ class RabbitErrorHandlingTests {
 		}
 
 		@Bean
-		Ledger ledger() {
-			return new Ledger();
+		DeliveryLedger ledger() {
+			return new DeliveryLedger();
 		}
 
 		@Bean
-		Payments payments(Ledger ledger) {
+		Payments payments(DeliveryLedger ledger) {
 			return new Payments(ledger);
 		}
 
 		@Bean
-		PaymentsListener paymentsListener(Ledger ledger, Payments payments) {
+		PaymentsListener paymentsListener(DeliveryLedger ledger, Payments payments) {
 			return new PaymentsListener(ledger, payments);
 		}
 
@@ -194,11 +173,11 @@ class RabbitErrorHandlingTests {
 	/** Counts each delivery, then hands the message to the idempotent service. */
 	public static class PaymentsListener {
 
-		private final Ledger ledger;
+		private final DeliveryLedger ledger;
 
 		private final Payments payments;
 
-		PaymentsListener(Ledger ledger, Payments payments) {
+		PaymentsListener(DeliveryLedger ledger, Payments payments) {
 			this.ledger = ledger;
 			this.payments = payments;
 		}
@@ -206,72 +185,24 @@ class RabbitErrorHandlingTests {
 		@RabbitListener(queues = "${test.queue}")
 		public void onPayment(Message message) {
 			String key = message.getMessageProperties().getMessageId();
-			Ledger.count(this.ledger.deliveries, key).incrementAndGet();
+			this.ledger.delivered(key);
 			this.payments.book(message);
-			Ledger.count(this.ledger.successes, key).incrementAndGet();
+			this.ledger.succeeded(key);
 		}
 
 	}
 
 	public static class Payments {
 
-		private final Ledger ledger;
+		private final DeliveryLedger ledger;
 
-		Payments(Ledger ledger) {
+		Payments(DeliveryLedger ledger) {
 			this.ledger = ledger;
 		}
 
 		@Idempotent(key = "#message.messageProperties.messageId")
 		public void book(Message message) {
 			this.ledger.run(message.getMessageProperties().getMessageId());
-		}
-
-	}
-
-	static final class Ledger {
-
-		private final Map<String, AtomicInteger> deliveries = new ConcurrentHashMap<>();
-
-		private final Map<String, AtomicInteger> successes = new ConcurrentHashMap<>();
-
-		private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
-
-		private final Map<String, CountDownLatch> holds = new ConcurrentHashMap<>();
-
-		CountDownLatch hold(String key) {
-			CountDownLatch release = new CountDownLatch(1);
-			this.holds.put(key, release);
-			return release;
-		}
-
-		void run(String key) {
-			int run = count(this.runs, key).incrementAndGet();
-			CountDownLatch release = this.holds.get(key);
-			if (release != null && run == 1) {
-				try {
-					assertThat(release.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-					throw new IllegalStateException(ex);
-				}
-			}
-		}
-
-		int deliveries(String key) {
-			return count(this.deliveries, key).get();
-		}
-
-		int successes(String key) {
-			return count(this.successes, key).get();
-		}
-
-		int runs(String key) {
-			return count(this.runs, key).get();
-		}
-
-		static AtomicInteger count(Map<String, AtomicInteger> counts, String key) {
-			return counts.computeIfAbsent(key, (k) -> new AtomicInteger());
 		}
 
 	}

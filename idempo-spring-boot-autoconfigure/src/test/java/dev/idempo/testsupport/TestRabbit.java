@@ -15,10 +15,16 @@ import org.junit.jupiter.api.Assumptions;
  * {@code amqp://} URL; tests fail if it does not accept a connection);</li>
  * <li>else the local server at {@code 127.0.0.1:5672} ({@code guest}/{@code guest}) if it
  * accepts a connection;</li>
- * <li>else none: no embedded AMQP broker is started (none runs on this Boot line without
- * a second JSON and logging stack), and the tests that need one are aborted with the
- * reason, so that a machine without RabbitMQ still builds. With
- * {@value TestServerMode#VARIABLE}{@code =external} they fail instead.</li>
+ * <li>else none, and the tests that need one are aborted with the reason, so that a
+ * machine without RabbitMQ still builds. With
+ * {@value TestServerMode#VARIABLE}{@code =external} they fail instead. No embedded AMQP
+ * broker is started: Apache Qpid Broker-J 9.2.0, the AMQP 0-9-1 broker that runs in a
+ * JVM, starts in-process and accepts Spring AMQP's connections, but refuses RabbitMQ's
+ * dead-letter queue arguments ({@code x-dead-letter-exchange},
+ * {@code x-dead-letter-routing-key}: "Unsupported queue declare argument(s)"), and its
+ * own ({@code x-qpid-dlq-enabled}) failed to declare the queue ("Unknown alternate
+ * destination"), so what these tests prove, a rejected message reaching the dead-letter
+ * queue, cannot be shown on it.</li>
  * </ol>
  * Other tests and people share the server: tests declare queues and exchanges of random
  * names, auto-deleted, and never touch others.
