@@ -60,6 +60,10 @@ class RedisLocalCacheHttpTests {
 		proxy = TcpProxy.start(0, real.getHost(), real.getPort());
 		instanceA = start(onPort(real, proxy.port()));
 		instanceB = start(real);
+		// B's orders are numbered from 1001, so that its bodies never equal A's
+		for (int i = 1; i < 1001; i++) {
+			executions(instanceB).increment("orders");
+		}
 	}
 
 	@AfterAll
@@ -125,7 +129,8 @@ class RedisLocalCacheHttpTests {
 		TestHttp a = http(instanceA);
 		TestHttp b = http(instanceB);
 		String key = TestHttp.newKey();
-		assertThat(a.postWithKey("/t/orders", key, ORDER).statusCode()).isEqualTo(201);
+		HttpResponse<byte[]> copied = a.postWithKey("/t/orders", key, ORDER);
+		assertThat(copied.statusCode()).isEqualTo(201);
 		assertThat(b.postWithKey("/t/orders", key, ORDER).headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		assertThat(a.postWithKey("/t/orders", key, ORDER).headers().firstValue("Idempotent-Replayed")).hasValue("true");
 		int executionsA = executions(instanceA).count("orders");
@@ -137,6 +142,7 @@ class RedisLocalCacheHttpTests {
 		HttpResponse<byte[]> onB = b.postWithKey("/t/orders", key, ORDER);
 		assertThat(onB.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(executions(instanceB).count("orders")).isEqualTo(executionsB + 1);
+		assertThat(onB.body()).isNotEqualTo(copied.body());
 		// B's new record is what A replays once the eviction reached it: its copy is gone
 		long deadline = System.nanoTime() + POLL_NANOS;
 		HttpResponse<byte[]> onA = a.postWithKey("/t/orders", key, ORDER);
