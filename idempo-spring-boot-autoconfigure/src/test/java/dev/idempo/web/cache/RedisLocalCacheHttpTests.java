@@ -1,7 +1,6 @@
 package dev.idempo.web.cache;
 
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Arrays;
@@ -58,7 +57,7 @@ class RedisLocalCacheHttpTests {
 	static void startInstances() {
 		URI real = URI.create(TestRedis.server().url());
 		proxy = TcpProxy.start(0, real.getHost(), real.getPort());
-		instanceA = start(onPort(real, proxy.port()));
+		instanceA = start(TestHttp.onLoopbackPort(real, proxy.port()));
 		instanceB = start(real);
 		// B's orders are numbered from 1001, so that its bodies never equal A's
 		for (int i = 1; i < 1001; i++) {
@@ -90,7 +89,7 @@ class RedisLocalCacheHttpTests {
 
 	@Test
 	void aReplayOfARecordThisInstanceStoredNeedsNoRedisAndAnotherBodyIsStill422() {
-		TestHttp a = http(instanceA);
+		TestHttp a = TestHttp.of(instanceA);
 		String key = TestHttp.newKey();
 		HttpResponse<byte[]> first = a.postWithKey("/t/orders", key, ORDER);
 		assertThat(first.statusCode()).isEqualTo(201);
@@ -109,9 +108,9 @@ class RedisLocalCacheHttpTests {
 
 	@Test
 	void aRecordReplayedFromRedisOnceIsThenReplayedWithoutIt() {
-		TestHttp a = http(instanceA);
+		TestHttp a = TestHttp.of(instanceA);
 		String key = TestHttp.newKey();
-		HttpResponse<byte[]> stored = http(instanceB).postWithKey("/t/orders", key, ORDER);
+		HttpResponse<byte[]> stored = TestHttp.of(instanceB).postWithKey("/t/orders", key, ORDER);
 		assertThat(stored.statusCode()).isEqualTo(201);
 		HttpResponse<byte[]> fromRedis = a.postWithKey("/t/orders", key, ORDER);
 		assertThat(fromRedis.headers().firstValue("Idempotent-Replayed")).hasValue("true");
@@ -126,8 +125,8 @@ class RedisLocalCacheHttpTests {
 
 	@Test
 	void anEvictionThroughOneInstancesEndpointEndsEveryInstancesCopy() {
-		TestHttp a = http(instanceA);
-		TestHttp b = http(instanceB);
+		TestHttp a = TestHttp.of(instanceA);
+		TestHttp b = TestHttp.of(instanceB);
 		String key = TestHttp.newKey();
 		HttpResponse<byte[]> copied = a.postWithKey("/t/orders", key, ORDER);
 		assertThat(copied.statusCode()).isEqualTo(201);
@@ -155,7 +154,7 @@ class RedisLocalCacheHttpTests {
 
 	@Test
 	void aCopyNeverOutlivesItsRecord() {
-		TestHttp a = http(instanceA);
+		TestHttp a = TestHttp.of(instanceA);
 		String key = TestHttp.newKey();
 		HttpResponse<byte[]> first = a.postWithKey("/t/short-ttl", key, "{}");
 		long stored = System.nanoTime();
@@ -188,29 +187,12 @@ class RedisLocalCacheHttpTests {
 		return instance.getBean(Executions.class);
 	}
 
-	private static TestHttp http(ConfigurableApplicationContext context) {
-		return new TestHttp(Integer.parseInt(context.getEnvironment().getProperty("local.server.port")));
-	}
-
 	private static ConfigurableApplicationContext start(URI redis) {
 		return new SpringApplication(HttpTestApplication.class).run("--server.port=0", "--idempo.store.type=redis",
 				"--idempo.store.redis.key-prefix=" + KEY_PREFIX, "--idempo.local-cache.enabled=true",
 				"--idempo.local-cache.max-age=10m", "--management.endpoints.web.exposure.include=idempo",
 				"--spring.data.redis.url=" + redis, "--spring.data.redis.timeout=" + COMMAND_TIMEOUT,
 				"--spring.data.redis.connect-timeout=" + COMMAND_TIMEOUT);
-	}
-
-	/**
-	 * {@code url} with its host and port replaced by the loopback address and
-	 * {@code port}.
-	 */
-	private static URI onPort(URI url, int port) {
-		try {
-			return new URI(url.getScheme(), url.getUserInfo(), "127.0.0.1", port, url.getPath(), null, null);
-		}
-		catch (URISyntaxException ex) {
-			throw new IllegalArgumentException(ex);
-		}
 	}
 
 }
