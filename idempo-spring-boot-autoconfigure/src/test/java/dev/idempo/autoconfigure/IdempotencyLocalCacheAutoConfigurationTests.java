@@ -1,6 +1,11 @@
 package dev.idempo.autoconfigure;
 
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
+
+import dev.idempo.IdempotencyTemplate;
 
 import dev.idempo.core.LocallyCachedLockingStore;
 import dev.idempo.store.LockingStore;
@@ -40,6 +45,35 @@ class IdempotencyLocalCacheAutoConfigurationTests {
 			assertThat(((LocallyCachedLockingStore) store).delegate())
 				.isSameAs(context.getBean(InMemoryLockingStore.class));
 		});
+	}
+
+	/**
+	 * The template (and so the method flow under it) goes through the cache without code
+	 * of its own: with the record gone from the store behind the cache's back, the second
+	 * call still replays, and the hit is counted.
+	 */
+	@Test
+	void templateCallsReplayFromTheCacheAndHitsAreCounted() {
+		this.runner.withConfiguration(AutoConfigurations.of(
+				org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration.class,
+				org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration.class,
+				IdempotencyMetricsAutoConfiguration.class))
+			.withPropertyValues("idempo.local-cache.enabled=true")
+			.run((context) -> {
+				IdempotencyTemplate template = context.getBean(IdempotencyTemplate.class);
+				AtomicInteger runs = new AtomicInteger();
+				assertThat(template.execute("job", "k1", Integer.class, runs::incrementAndGet)).isOne();
+				InMemoryLockingStore shared = context.getBean(InMemoryLockingStore.class);
+				assertThat(shared.size()).isOne();
+				shared.clear();
+				assertThat(template.execute("job", "k1", Integer.class, runs::incrementAndGet)).isOne();
+				assertThat(runs).hasValue(1);
+				MeterRegistry registry = context.getBean(MeterRegistry.class);
+				assertThat(registry.get("idempo.local-cache.claims").tag("result", "hit").functionCounter().count())
+					.isOne();
+				assertThat(registry.get("idempo.local-cache.claims").tag("result", "miss").functionCounter().count())
+					.isOne();
+			});
 	}
 
 	@Test
