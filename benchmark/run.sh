@@ -18,6 +18,13 @@ Usage: benchmark/run.sh [options]
   --observations on|off
                      whether the application has an ObservationRegistry (default off: idempo's
                      cost without one; on: with Boot's, as an Actuator application has)
+  --local-cache on|off
+                     whether the application keeps completed records in idempo's local replay
+                     cache (idempo.local-cache.enabled; default off); on: the report is named
+                     local-cache.* unless --smoke or --records name it
+  --cases LIST       comma-separated cases to measure (default: all); baseline, the unprotected
+                     handler the others are compared with, always runs
+  --clients LIST     comma-separated client counts, from 1 and 32 (default: 1,32)
   --out DIR          where the report goes (default benchmark/results): latest.md and latest.csv,
                      smoke.* for --smoke, scale-<N>.* with --records
   -h, --help         this text
@@ -53,6 +60,8 @@ WARMUP_MAX=60
 REPLAY_KEYS=2000
 CLIENTS=(1 32)
 OBSERVATIONS=off
+LOCAL_CACHE=off
+ONLY_CASES=""
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -63,6 +72,9 @@ while [ $# -gt 0 ]; do
 		--smoke) SMOKE=1; shift ;;
 		--out) OUT=${2:?--out needs a directory}; shift 2 ;;
 		--observations) OBSERVATIONS=${2:?--observations needs on or off}; shift 2 ;;
+		--local-cache) LOCAL_CACHE=${2:?--local-cache needs on or off}; shift 2 ;;
+		--cases) ONLY_CASES=${2:?--cases needs a list}; shift 2 ;;
+		--clients) IFS=, read -r -a CLIENTS <<<"${2:?--clients needs a list}"; shift 2 ;;
 		-h | --help) usage; exit 0 ;;
 		*) usage >&2; die "unknown option '$1'" ;;
 	esac
@@ -72,12 +84,17 @@ done
 [[ $ROUNDS =~ ^[1-9][0-9]?$ ]] || die "--rounds must be 1 to 99"
 [[ $RECORDS =~ ^[0-9]{1,8}$ ]] || die "--records must be 0 to 99999999"
 [[ $OBSERVATIONS =~ ^(on|off)$ ]] || die "--observations must be on or off"
+[[ $LOCAL_CACHE =~ ^(on|off)$ ]] || die "--local-cache must be on or off"
+for clients in "${CLIENTS[@]}"; do
+	case $clients in 1 | 32) ;; *) die "--clients takes 1 and 32" ;; esac
+done
 IFS=, read -r -a SELECTED <<<"$STORES"
 [ ${#SELECTED[@]} -gt 0 ] || die "--stores is empty"
 for store in "${SELECTED[@]}"; do
 	case $store in memory | redis | postgres | mysql) ;; *) die "unknown store '$store' (memory, redis, postgres, mysql)" ;; esac
 done
 NAME=latest
+[ "$LOCAL_CACHE" = on ] && NAME=local-cache
 if [ "$SMOKE" = 1 ]; then
 	SELECTED=("${SELECTED[0]}")
 	[ "$STORES" = "memory,redis,postgres,mysql" ] && SELECTED=(memory)
@@ -272,6 +289,9 @@ start_app() { # start_app STORE
 		"--idempo.store.type=$store")
 	local excludes=()
 	local redis_off=org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration
+	if [ "$LOCAL_CACHE" = on ]; then
+		args+=(--idempo.local-cache.enabled=true)
+	fi
 	if [ "$OBSERVATIONS" = off ]; then
 		# no ObservationRegistry: what idempo costs without one
 		excludes+=(org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration)
@@ -621,6 +641,13 @@ run_store() {
 		postgres | mysql) CASES=("${SQL_CASES[@]}") ;;
 		*) CASES=("${ALL_CASES[@]}") ;;
 	esac
+	if [ -n "$ONLY_CASES" ]; then
+		local wanted=() c
+		for c in "${CASES[@]}"; do
+			[[ $c = baseline || ",$ONLY_CASES," = *",$c,"* ]] && wanted+=("$c")
+		done
+		CASES=("${wanted[@]}")
+	fi
 	case $store in
 		redis) redis_baselines ;;
 		postgres) postgres_baselines ;;
@@ -678,7 +705,7 @@ info date "$(date -u '+%Y-%m-%d %H:%M UTC')"
 info machine "$(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) memory, $(uname -sr)"
 info JDK "$(java -version 2>&1 | sed -n 2p) $(printf '%s' "${JAVA_OPTS[*]}")"
 info wrk "$(wrk -v 2>&1 | head -n 1 | awk '{ print $1, $2 }')"
-info settings "stores $(IFS=,; echo "${SELECTED[*]}"), $DURATION s per load run, $ROUNDS round(s), warm-up $WARMUP s of mixed load then up to $WARMUP_MAX s more until the JIT is quiet, clients $(IFS=,; echo "${CLIENTS[*]}") (1 = wrk -t1 -c1, 32 = wrk -t2 -c32), replay over $REPLAY_KEYS keys, observations $OBSERVATIONS$([ "$RECORDS" -gt 0 ] && echo ", $RECORDS pre-populated records")$([ "$SMOKE" = 1 ] && echo ", smoke run")"
+info settings "stores $(IFS=,; echo "${SELECTED[*]}"), $DURATION s per load run, $ROUNDS round(s), warm-up $WARMUP s of mixed load then up to $WARMUP_MAX s more until the JIT is quiet, clients $(IFS=,; echo "${CLIENTS[*]}") (1 = wrk -t1 -c1, 32 = wrk -t2 -c32), replay over $REPLAY_KEYS keys, observations $OBSERVATIONS, local cache $LOCAL_CACHE$([ "$RECORDS" -gt 0 ] && echo ", $RECORDS pre-populated records")$([ "$SMOKE" = 1 ] && echo ", smoke run")"
 info run "$RUN_ID (raw data: $(realpath --relative-to="$ROOT" "$WORK" 2>/dev/null || echo "$WORK"))"
 
 for store in "${SELECTED[@]}"; do

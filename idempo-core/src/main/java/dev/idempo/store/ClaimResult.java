@@ -1,5 +1,9 @@
 package dev.idempo.store;
 
+import java.time.Duration;
+
+import org.jspecify.annotations.Nullable;
+
 /**
  * The outcome of {@link LockingStore#claim}.
  *
@@ -19,8 +23,20 @@ public sealed interface ClaimResult permits ClaimResult.Acquired, ClaimResult.Co
 	 * A completed, unexpired record exists for the key.
 	 *
 	 * @param record the stored record
+	 * @param remainingTtl how long the record has left to live, as the store measured it
+	 * when it answered, or {@code null} if the store does not tell (a local replay cache
+	 * then keeps no copy of a record it first sees here)
 	 */
-	record Completed(StoredRecord record) implements ClaimResult {
+	record Completed(StoredRecord record, @Nullable Duration remainingTtl) implements ClaimResult {
+
+		/**
+		 * A completed record whose remaining time to live the store does not tell.
+		 * @param record the stored record
+		 */
+		public Completed(StoredRecord record) {
+			this(record, null);
+		}
+
 	}
 
 	/**

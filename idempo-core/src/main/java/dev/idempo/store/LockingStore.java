@@ -2,6 +2,9 @@ package dev.idempo.store;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.Consumer;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * Claims idempotency keys and keeps the responses of completed requests.
@@ -116,6 +119,21 @@ public interface LockingStore {
 	 */
 	default boolean evict(String key) {
 		throw new UnsupportedOperationException(name() + " cannot evict records");
+	}
+
+	/**
+	 * Tells {@code listener} of every key {@linkplain #evict evicted} through any
+	 * instance that shares this store, this one included, so that copies of records kept
+	 * outside the store (a local replay cache) go with them. Called once per listener, at
+	 * start-up, never on the request path; the listener runs on a thread of the store's
+	 * client and must return quickly.
+	 * @param listener told each evicted storage key
+	 * @return closes the subscription, or {@code null} if this store cannot tell
+	 * evictions made on other instances (copies elsewhere then live until they expire)
+	 * @throws LockingStoreException if the store cannot be reached
+	 */
+	default @Nullable AutoCloseable subscribeToEvictions(Consumer<String> listener) {
+		return null;
 	}
 
 	/**

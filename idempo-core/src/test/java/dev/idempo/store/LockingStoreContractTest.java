@@ -252,6 +252,21 @@ public abstract class LockingStoreContractTest {
 		awaitAcquired(key);
 	}
 
+	/**
+	 * A store that tells how long a found record has left (a local replay cache keeps a
+	 * copy no longer) never tells more than it was stored for, nor a non-positive time.
+	 */
+	@Test
+	void aCompletedClaimNeverReportsMoreTimeToLiveThanTheRecordHas() {
+		String key = newKey();
+		Lease lease = acquire(key);
+		assertThat(this.store.complete(lease, record("timed"), TTL)).isTrue();
+		ClaimResult.Completed completed = (ClaimResult.Completed) this.store.claim(key, LOCK_TTL);
+		if (completed.remainingTtl() != null) {
+			assertThat(completed.remainingTtl()).isPositive().isLessThanOrEqualTo(TTL);
+		}
+	}
+
 	@Test
 	void keysAreIndependent() {
 		String a = newKey();

@@ -17,6 +17,7 @@ import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempo.core.CompositeIdempotencyListener;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.LeaseRenewer;
+import dev.idempo.core.LocallyCachedLockingStore;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;
 import dev.idempo.web.BufferBudget;
@@ -40,6 +41,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.config.EmbeddedValueResolver;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -54,7 +56,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportRuntimeHints;
+import org.springframework.context.annotation.Primary;
 import org.springframework.core.Ordered;
+import org.springframework.util.ClassUtils;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.config.annotation.AsyncSupportConfigurer;
@@ -79,12 +83,15 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 		"org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration" })
 @ConditionalOnBooleanProperty(name = "idempo.enabled", matchIfMissing = true)
 @EnableConfigurationProperties({ IdempotencyProperties.class, IdempotencyMemoryStoreProperties.class,
-		IdempotencyRedisStoreProperties.class })
+		IdempotencyRedisStoreProperties.class, IdempotencyLocalCacheProperties.class })
 @Import({ IdempotencyAutoConfiguration.MemoryStoreConfiguration.class, RedisStoreConfiguration.class,
 		JdbcStoreConfiguration.class, IdempotentMethodsConfiguration.class,
 		IdempotencyAutoConfiguration.WebMvcConfiguration.class })
 @ImportRuntimeHints(IdempotencyRuntimeHints.class)
 public final class IdempotencyAutoConfiguration {
+
+	/** The name of the local replay cache's bean, the primary store when enabled. */
+	static final String LOCAL_CACHE_BEAN_NAME = "idempotencyLocalCache";
 
 	private static final Log logger = LogFactory.getLog(IdempotencyAutoConfiguration.class);
 
@@ -122,6 +129,36 @@ public final class IdempotencyAutoConfiguration {
 		throw new IdempotencyStoreUnavailableException(type,
 				"the " + name + " store is not available in this version of idempo.",
 				"Set idempo.store.type=memory, or declare your own dev.idempo.store.LockingStore bean.");
+	}
+
+	/**
+	 * The local replay cache in front of whichever store is configured, when
+	 * {@code idempo.local-cache.enabled}: the primary {@link LockingStore}, so that the
+	 * web flow, idempotent methods, the template and the endpoint all go through it.
+	 * Declared after {@link #idempotencyUnavailableLockingStore}, so that its bean is not
+	 * taken for a store.
+	 * @param properties the cache's properties
+	 * @param beanFactory where the store is found
+	 * @return the store with its cache
+	 */
+	@Bean(LOCAL_CACHE_BEAN_NAME)
+	@Primary
+	@ConditionalOnBooleanProperty("idempo.local-cache.enabled")
+	LocallyCachedLockingStore idempotencyLocalCache(IdempotencyLocalCacheProperties properties,
+			ConfigurableListableBeanFactory beanFactory) {
+		if (!ClassUtils.isPresent("com.github.benmanes.caffeine.cache.Caffeine", beanFactory.getBeanClassLoader())) {
+			throw new IllegalStateException("idempo.local-cache.enabled=true needs Caffeine: add "
+					+ "com.github.ben-manes.caffeine:caffeine to your dependencies, or set idempo.local-cache.enabled=false");
+		}
+		List<String> stores = new ArrayList<>(
+				List.of(beanFactory.getBeanNamesForType(LockingStore.class, true, false)));
+		stores.remove(LOCAL_CACHE_BEAN_NAME);
+		if (stores.size() != 1) {
+			throw new IllegalStateException("idempo.local-cache.enabled=true needs exactly one other "
+					+ "dev.idempo.store.LockingStore bean to put the cache in front of, but found " + stores);
+		}
+		return new LocallyCachedLockingStore(beanFactory.getBean(stores.get(0), LockingStore.class),
+				properties.getMaximumSize(), properties.getMaxAge(), Clock.systemUTC());
 	}
 
 	@Bean

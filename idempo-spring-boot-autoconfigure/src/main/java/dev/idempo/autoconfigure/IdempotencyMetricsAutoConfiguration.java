@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
+import dev.idempo.core.LocallyCachedLockingStore;
 import dev.idempo.core.MicrometerIdempotencyListener;
 import dev.idempo.store.memory.InMemoryLockingStore;
 import dev.idempo.store.redis.RedisLockingStore;
@@ -61,6 +62,33 @@ public final class IdempotencyMetricsAutoConfiguration {
 				.description("Records the in-memory store dropped: capacity (before they expired, re-opening "
 						+ "their keys) or expired")
 				.tag("reason", "expired")
+				.register(registry);
+		});
+	}
+
+	/**
+	 * The local replay cache's claims by result ({@code hit}: answered from the cache;
+	 * {@code miss}: sent to the store) and its size, when it is enabled.
+	 * @param caches the local cache, if enabled
+	 * @return the binder
+	 */
+	@Bean
+	MeterBinder idempotencyLocalCacheMeters(ObjectProvider<LocallyCachedLockingStore> caches) {
+		return (registry) -> caches.ifAvailable((cache) -> {
+			String description = "Claims the local replay cache answered (hit) or sent to the store (miss)";
+			FunctionCounter.builder("idempo.local-cache.claims", cache, LocallyCachedLockingStore::hits)
+				.description(description)
+				.tag("store", cache.name())
+				.tag("result", "hit")
+				.register(registry);
+			FunctionCounter.builder("idempo.local-cache.claims", cache, LocallyCachedLockingStore::misses)
+				.description(description)
+				.tag("store", cache.name())
+				.tag("result", "miss")
+				.register(registry);
+			Gauge.builder("idempo.local-cache.entries", cache, LocallyCachedLockingStore::size)
+				.description("Completed records held by the local replay cache")
+				.tag("store", cache.name())
 				.register(registry);
 		});
 	}

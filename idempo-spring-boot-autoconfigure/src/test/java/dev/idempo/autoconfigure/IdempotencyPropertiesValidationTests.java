@@ -58,6 +58,9 @@ class IdempotencyPropertiesValidationTests {
 					idempo.store-failure.retry-after=-1s                | idempo.store-failure.retry-after                | must not be negative
 					idempo.store.memory.max-entries=0                   | idempo.store.memory.max-entries                 | must be at least 1
 					idempo.store.memory.max-size=0                      | idempo.store.memory.max-size                    | must be positive
+					idempo.local-cache.maximum-size=0                   | idempo.local-cache.maximum-size                 | must be at least 1
+					idempo.local-cache.max-age=0s                       | idempo.local-cache.max-age                      | must be at least 1ms
+					idempo.local-cache.max-age=-1s                      | idempo.local-cache.max-age                      | must be at least 1ms
 					idempo.store.redis.key-prefix=app{1}:               | idempo.store.redis.key-prefix                   | must not contain '{' or '}'
 					idempo.store.redis.replica-acknowledgements=-1      | idempo.store.redis.replica-acknowledgements     | must be 0 (do not wait) or more
 					idempo.store.redis.replica-acknowledgement-timeout=0s | idempo.store.redis.replica-acknowledgement-timeout | must be positive
@@ -144,6 +147,7 @@ class IdempotencyPropertiesValidationTests {
 					"idempo.max-request-size=0", "idempo.max-buffered-size=1B", "idempo.conflict.retry-after=0s",
 					"idempo.conflict.wait-timeout=0s", "idempo.store-failure.retry-after=0s",
 					"idempo.store.memory.max-entries=1", "idempo.store.memory.max-size=1B",
+					"idempo.local-cache.maximum-size=1", "idempo.local-cache.max-age=1ms",
 					"idempo.store.redis.replica-acknowledgements=0", "idempo.store.jdbc.lock-sessions=1",
 					"idempo.store.jdbc.timeout=12d", "idempo.store.jdbc.network-timeout=24d",
 					"idempo.store.jdbc.session-check-interval=6d", "idempo.store.jdbc.cleanup.batch-size=1",

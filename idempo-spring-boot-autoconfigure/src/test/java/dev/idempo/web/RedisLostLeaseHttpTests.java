@@ -1,7 +1,6 @@
 package dev.idempo.web;
 
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.net.http.HttpResponse;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
@@ -77,7 +76,7 @@ class RedisLostLeaseHttpTests {
 	static void startInstances() {
 		URI real = URI.create(TestRedis.server().url());
 		proxy = TcpProxy.start(0, real.getHost(), real.getPort());
-		instanceA = start(onPort(real, proxy.port()));
+		instanceA = start(TestHttp.onLoopbackPort(real, proxy.port()));
 		instanceB = start(real);
 		for (int i = 1; i < B_FIRST_EXECUTION; i++) {
 			executions(instanceB).increment("slow");
@@ -178,9 +177,9 @@ class RedisLostLeaseHttpTests {
 	 * A off from Redis (nothing passes, nothing is closed).
 	 */
 	private Partition partitionWhileAHandles() throws InterruptedException {
-		TestHttp a = http(instanceA);
+		TestHttp a = TestHttp.of(instanceA);
 		String key = TestHttp.newKey();
-		Partition partition = new Partition(a, http(instanceB), key, responses(instanceA, "lock_lost"),
+		Partition partition = new Partition(a, TestHttp.of(instanceB), key, responses(instanceA, "lock_lost"),
 				responses(instanceA, "store_error"), executions(instanceA).count("slow"),
 				executions(instanceB).count("slow"), holdHandlerOnA(a, key));
 		proxy.blackHole();
@@ -231,28 +230,11 @@ class RedisLostLeaseHttpTests {
 		return instance.getBean(Executions.class);
 	}
 
-	private static TestHttp http(ConfigurableApplicationContext context) {
-		return new TestHttp(Integer.parseInt(context.getEnvironment().getProperty("local.server.port")));
-	}
-
 	private static ConfigurableApplicationContext start(URI redis) {
 		return new SpringApplication(HttpTestApplication.class).run("--server.port=0", "--idempo.store.type=redis",
 				"--idempo.store.redis.key-prefix=" + KEY_PREFIX, "--idempo.lock-ttl=" + LOCK_TTL,
 				"--spring.data.redis.url=" + redis, "--spring.data.redis.timeout=" + COMMAND_TIMEOUT,
 				"--spring.data.redis.connect-timeout=" + COMMAND_TIMEOUT);
-	}
-
-	/**
-	 * {@code url} with its host and port replaced by the loopback address and
-	 * {@code port}.
-	 */
-	private static URI onPort(URI url, int port) {
-		try {
-			return new URI(url.getScheme(), url.getUserInfo(), "127.0.0.1", port, url.getPath(), null, null);
-		}
-		catch (URISyntaxException ex) {
-			throw new IllegalArgumentException(ex);
-		}
 	}
 
 }

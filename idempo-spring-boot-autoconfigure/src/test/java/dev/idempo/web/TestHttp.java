@@ -3,6 +3,7 @@ package dev.idempo.web;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -11,12 +12,39 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.UUID;
 
+import org.springframework.context.ConfigurableApplicationContext;
+
 /**
  * A real HTTP client against the application under test.
  *
  * @author idempo
  */
 public final class TestHttp {
+
+	/**
+	 * A client of an application started on a random port.
+	 * @param context the application
+	 * @return a client of its {@code local.server.port}
+	 */
+	public static TestHttp of(ConfigurableApplicationContext context) {
+		return new TestHttp(Integer.parseInt(context.getEnvironment().getProperty("local.server.port")));
+	}
+
+	/**
+	 * {@code url} with its host and port replaced by the loopback address and
+	 * {@code port} (a server's URL pointed at a proxy in front of it).
+	 * @param url the server's URL
+	 * @param port the proxy's port
+	 * @return the URL
+	 */
+	public static URI onLoopbackPort(URI url, int port) {
+		try {
+			return new URI(url.getScheme(), url.getUserInfo(), "127.0.0.1", port, url.getPath(), null, null);
+		}
+		catch (URISyntaxException ex) {
+			throw new IllegalArgumentException(ex);
+		}
+	}
 
 	private final HttpClient client = HttpClient.newBuilder()
 		.version(HttpClient.Version.HTTP_1_1)

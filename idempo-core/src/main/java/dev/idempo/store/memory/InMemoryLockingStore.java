@@ -112,7 +112,7 @@ public final class InMemoryLockingStore implements LockingStore {
 		Done[] replaced = new Done[1];
 		this.entries.compute(key, (k, existing) -> {
 			if (existing instanceof Done done && done.expiresAt().isAfter(now)) {
-				result[0] = new ClaimResult.Completed(done.record());
+				result[0] = new ClaimResult.Completed(done.record(), Duration.between(now, done.expiresAt()));
 				return existing;
 			}
 			if (existing instanceof Claim claim && claim.leaseExpiresAt().isAfter(now)) {

@@ -1,7 +1,6 @@
 package dev.idempo.web.outage;
 
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.net.http.HttpResponse;
 import java.util.UUID;
 import java.util.function.Supplier;
@@ -49,10 +48,10 @@ class RedisStartsDuringOutageTests {
 	void startsWhileRedisIsDownAndRecoversWithoutARestart() {
 		URI real = URI.create(TestRedis.server().url());
 		int port = TestRedis.freePort();
-		try (ConfigurableApplicationContext failClosed = start(onPort(real, port), "fail-closed");
-				ConfigurableApplicationContext failOpen = start(onPort(real, port), "fail-open")) {
-			TestHttp closed = http(failClosed);
-			TestHttp open = http(failOpen);
+		try (ConfigurableApplicationContext failClosed = start(TestHttp.onLoopbackPort(real, port), "fail-closed");
+				ConfigurableApplicationContext failOpen = start(TestHttp.onLoopbackPort(real, port), "fail-open")) {
+			TestHttp closed = TestHttp.of(failClosed);
+			TestHttp open = TestHttp.of(failOpen);
 			Executions closedExecutions = failClosed.getBean(Executions.class);
 			Executions openExecutions = failOpen.getBean(Executions.class);
 			String key = TestHttp.newKey();
@@ -108,28 +107,11 @@ class RedisStartsDuringOutageTests {
 		return http.send(http.request("GET", "/actuator/health/idempo", null)).statusCode();
 	}
 
-	private static TestHttp http(ConfigurableApplicationContext context) {
-		return new TestHttp(Integer.parseInt(context.getEnvironment().getProperty("local.server.port")));
-	}
-
 	private static ConfigurableApplicationContext start(URI redis, String failureMode) {
 		return new SpringApplication(HttpTestApplication.class).run("--server.port=0", "--idempo.store.type=redis",
 				"--idempo.store.redis.key-prefix=" + KEY_PREFIX, "--idempo.store-failure.mode=" + failureMode,
 				"--spring.data.redis.url=" + redis, "--spring.data.redis.timeout=1s",
 				"--spring.data.redis.connect-timeout=1s", "--management.endpoint.health.show-components=always");
-	}
-
-	/**
-	 * {@code url} with its host and port replaced by the loopback address and
-	 * {@code port}.
-	 */
-	private static URI onPort(URI url, int port) {
-		try {
-			return new URI(url.getScheme(), url.getUserInfo(), "127.0.0.1", port, url.getPath(), null, null);
-		}
-		catch (URISyntaxException ex) {
-			throw new IllegalArgumentException(ex);
-		}
 	}
 
 }

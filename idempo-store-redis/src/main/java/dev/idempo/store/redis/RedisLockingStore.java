@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.output.IntegerOutput;
@@ -40,6 +41,8 @@ import org.springframework.data.redis.connection.RedisPipelineException;
 import org.springframework.data.redis.connection.RedisScriptingCommands;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.lettuce.LettuceConnection;
+import org.springframework.data.redis.listener.ChannelTopic;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.StreamUtils;
@@ -111,6 +114,8 @@ public final class RedisLockingStore implements LockingStore {
 
 	private final String keyPrefix;
 
+	private final byte[] evictionChannel;
+
 	/** How many replicas must acknowledge a complete; 0: none, no {@code WAIT}. */
 	private final int replicaAcknowledgements;
 
@@ -145,6 +150,7 @@ public final class RedisLockingStore implements LockingStore {
 						+ "'");
 		this.connectionFactory = connectionFactory;
 		this.keyPrefix = keyPrefix;
+		this.evictionChannel = bytes(keyPrefix + "evictions");
 		this.replicaAcknowledgements = 0;
 		this.waitArguments = null;
 	}
@@ -152,6 +158,7 @@ public final class RedisLockingStore implements LockingStore {
 	private RedisLockingStore(RedisLockingStore store, int replicas, Duration timeout) {
 		this.connectionFactory = store.connectionFactory;
 		this.keyPrefix = store.keyPrefix;
+		this.evictionChannel = store.evictionChannel;
 		this.replicaAcknowledgements = replicas;
 		this.waitArguments = (replicas > 0)
 				? new byte[][] { bytes(Integer.toString(replicas)), milliseconds(timeout, "timeout") } : null;
@@ -242,10 +249,13 @@ public final class RedisLockingStore implements LockingStore {
 			if (reply.size() == 1 && Arrays.equals(outcome, IN_PROGRESS)) {
 				return ClaimResult.InProgress.instance();
 			}
-			if (reply.size() == 3 && Arrays.equals(outcome, COMPLETED) && reply.get(1) instanceof byte[] fingerprint
+			if (reply.size() == 4 && Arrays.equals(outcome, COMPLETED) && reply.get(1) instanceof byte[] fingerprint
 					&& reply.get(2) instanceof byte[] response) {
+				// PTTL answers -1 for a key without expiry, which this store never writes
+				Duration remaining = (reply.get(3) instanceof Long millis && millis > 0) ? Duration.ofMillis(millis)
+						: null;
 				return new ClaimResult.Completed(
-						new StoredRecord(new String(fingerprint, StandardCharsets.UTF_8), response));
+						new StoredRecord(new String(fingerprint, StandardCharsets.UTF_8), response), remaining);
 			}
 		}
 		throw new LockingStoreException("Redis answered the claim of key " + key + " with an unexpected reply of "
@@ -429,11 +439,50 @@ public final class RedisLockingStore implements LockingStore {
 		Keys keys = keys(key);
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			Long deleted = connection.keyCommands().del(keys.record());
+			// every instance drops its local copy, whether this one found a record or not
+			connection.publish(this.evictionChannel, bytes(key));
 			return deleted != null && deleted > 0;
 		}
 		catch (DataAccessException | PoolException ex) {
 			throw new LockingStoreException("Redis evict failed: " + ex.getMessage(), ex);
 		}
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * {@link #evict} publishes each evicted key on the channel
+	 * {@link #evictionChannel()}; this subscribes {@code listener} to it with a
+	 * {@link RedisMessageListenerContainer} of its own (one connection), which is
+	 * subscribed when this returns. A message published while an instance is disconnected
+	 * is lost to it: its copy then lives until it expires.
+	 */
+	@Override
+	public AutoCloseable subscribeToEvictions(Consumer<String> listener) {
+		Assert.notNull(listener, "'listener' must not be null");
+		RedisMessageListenerContainer container = new RedisMessageListenerContainer();
+		container.setConnectionFactory(this.connectionFactory);
+		container.addMessageListener(
+				(message, pattern) -> listener.accept(new String(message.getBody(), StandardCharsets.UTF_8)),
+				new ChannelTopic(new String(this.evictionChannel, StandardCharsets.UTF_8)));
+		try {
+			container.afterPropertiesSet();
+			container.start();
+		}
+		catch (DataAccessException | PoolException ex) {
+			container.stop();
+			throw new LockingStoreException("Redis could not subscribe to evictions: " + ex.getMessage(), ex);
+		}
+		return container::destroy;
+	}
+
+	/**
+	 * The pub/sub channel on which {@link #evict} announces evicted keys: the key prefix
+	 * followed by {@code evictions}.
+	 * @return the channel name
+	 */
+	public String evictionChannel() {
+		return new String(this.evictionChannel, StandardCharsets.UTF_8);
 	}
 
 	/**

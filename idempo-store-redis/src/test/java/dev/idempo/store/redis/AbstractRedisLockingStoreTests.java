@@ -83,6 +83,15 @@ abstract class AbstractRedisLockingStoreTests extends LockingStoreContractTest {
 	}
 
 	@Test
+	void aClaimThatFindsARecordReportsWhatRemainsOfItsTtl() {
+		String key = newKey();
+		Lease lease = acquire(key);
+		assertThat(store().complete(lease, record("stored"), TTL)).isTrue();
+		ClaimResult.Completed completed = (ClaimResult.Completed) store().claim(key, LOCK_TTL);
+		assertThat(completed.remainingTtl()).isNotNull().isGreaterThan(TTL.minusMinutes(1)).isLessThanOrEqualTo(TTL);
+	}
+
+	@Test
 	void claimWritesTheOwnerTokenWithTheLockTtl() {
 		String key = newKey();
 		Lease lease = acquire(key);
@@ -136,7 +145,7 @@ abstract class AbstractRedisLockingStoreTests extends LockingStoreContractTest {
 				.as("another call with the same token")
 				.isEqualTo(0L);
 		}
-		assertThat(store().claim(key, LOCK_TTL)).isEqualTo(new ClaimResult.Completed(record("stored")));
+		assertThat(((ClaimResult.Completed) store().claim(key, LOCK_TTL)).record()).isEqualTo(record("stored"));
 	}
 
 	@Test

@@ -2,6 +2,9 @@ package dev.idempo.store.redis;
 
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.RedisURI;
 import org.jspecify.annotations.Nullable;
@@ -64,6 +67,19 @@ class RedisLockingStoreTests extends AbstractRedisLockingStoreTests {
 	}
 
 	@Test
+	void anEvictionIsAnnouncedToEveryStoreWithTheSamePrefix() throws Exception {
+		RedisLockingStore other = new RedisLockingStore(connectionFactory(), keyPrefix());
+		BlockingQueue<String> evicted = new LinkedBlockingQueue<>();
+		try (AutoCloseable subscription = other.subscribeToEvictions(evicted::add)) {
+			String key = newKey();
+			store().complete(acquire(key), record("stored"), TTL);
+			assertThat(store().evict(key)).isTrue();
+			assertThat(evicted.poll(10, TimeUnit.SECONDS)).isEqualTo(key);
+		}
+		assertThat(other.evictionChannel()).isEqualTo(keyPrefix() + "evictions");
+	}
+
+	@Test
 	void unreachableRedisIsALockingStoreException() {
 		LettuceConnectionFactory unreachable = new LettuceConnectionFactory(
 				new RedisStandaloneConfiguration("127.0.0.1", TestRedis.freePort()),
@@ -99,7 +115,7 @@ class RedisLockingStoreTests extends AbstractRedisLockingStoreTests {
 		assertThat(waiting.complete(lease, record("waited"), TTL)).isTrue();
 		assertThat(waiting.unacknowledgedCompletes()).isEqualTo(1);
 		assertThat(waiting.acknowledgedCompletes()).isZero();
-		assertThat(store().claim(key, LOCK_TTL)).isEqualTo(new ClaimResult.Completed(record("waited")));
+		assertThat(((ClaimResult.Completed) store().claim(key, LOCK_TTL)).record()).isEqualTo(record("waited"));
 		assertThat(waiting.complete(lease, record("late"), TTL)).isFalse();
 		assertThat(waiting.unacknowledgedCompletes()).isEqualTo(1);
 		assertThat(redisStore().withReplicaAcknowledgements(0, Duration.ofSeconds(1)).replicaAcknowledgements())
@@ -131,7 +147,7 @@ class RedisLockingStoreTests extends AbstractRedisLockingStoreTests {
 			Lease lease = ((ClaimResult.Acquired) waiting.claim(key, LOCK_TTL)).lease();
 			assertThat(waiting.complete(lease, record("stored"), TTL)).isTrue();
 			assertThat(waiting.unacknowledgedCompletes()).isEqualTo(1);
-			assertThat(store().claim(key, LOCK_TTL)).isEqualTo(new ClaimResult.Completed(record("stored")));
+			assertThat(((ClaimResult.Completed) store().claim(key, LOCK_TTL)).record()).isEqualTo(record("stored"));
 		}
 		finally {
 			impatient.destroy();
