@@ -304,23 +304,7 @@ public class IdempotencyProperties implements Validator {
 	@Override
 	public void validate(Object target, Errors errors) {
 		IdempotencyProperties properties = (IdempotencyProperties) target;
-		if (!properties.getKeyHeader().matches(HEADER_NAME)) {
-			errors.rejectValue("keyHeader", "idempo.key-header", "must be an HTTP header name (a token)");
-		}
-		for (String alias : properties.getKeyHeaderAliases()) {
-			if (!alias.trim().matches(HEADER_NAME)) {
-				errors.rejectValue("keyHeaderAliases", "idempo.key-header-aliases",
-						"'" + alias + "' is not an HTTP header name (a token)");
-			}
-		}
-		if (!properties.getReplayedHeader().matches(HEADER_NAME)) {
-			errors.rejectValue("replayedHeader", "idempo.replayed-header", "must be an HTTP header name (a token)");
-		}
-		else if (RESERVED_REPLAYED_HEADERS.contains(properties.getReplayedHeader().toLowerCase(Locale.ROOT))
-				|| properties.getReplayedHeader().equalsIgnoreCase(properties.getKeyHeader())) {
-			errors.rejectValue("replayedHeader", "idempo.replayed-header", "'" + properties.getReplayedHeader()
-					+ "' is a header that a response or the key already uses: name a header of its own");
-		}
+		validateHeaders(properties, errors);
 		properties.getResponses().validate(errors, "responses", "idempo.responses");
 		properties.getFingerprint().validate(errors, "fingerprint", "idempo.fingerprint");
 		rejectInvalidTtl(errors, "responseTtl", "idempo.response-ttl", properties.getResponseTtl());
@@ -345,6 +329,26 @@ public class IdempotencyProperties implements Validator {
 				properties.getStoreFailure().getRetryAfter());
 		for (int i = 0; i < properties.getRoutes().size(); i++) {
 			properties.getRoutes().get(i).validate(errors, i);
+		}
+	}
+
+	private static void validateHeaders(IdempotencyProperties properties, Errors errors) {
+		if (!properties.getKeyHeader().matches(HEADER_NAME)) {
+			errors.rejectValue("keyHeader", "idempo.key-header", "must be an HTTP header name (a token)");
+		}
+		for (String alias : properties.getKeyHeaderAliases()) {
+			if (!alias.trim().matches(HEADER_NAME)) {
+				errors.rejectValue("keyHeaderAliases", "idempo.key-header-aliases",
+						"'" + alias + "' is not an HTTP header name (a token)");
+			}
+		}
+		if (!properties.getReplayedHeader().matches(HEADER_NAME)) {
+			errors.rejectValue("replayedHeader", "idempo.replayed-header", "must be an HTTP header name (a token)");
+		}
+		else if (RESERVED_REPLAYED_HEADERS.contains(properties.getReplayedHeader().toLowerCase(Locale.ROOT))
+				|| properties.getReplayedHeader().equalsIgnoreCase(properties.getKeyHeader())) {
+			errors.rejectValue("replayedHeader", "idempo.replayed-header", "'" + properties.getReplayedHeader()
+					+ "' is a header that a response or the key already uses: name a header of its own");
 		}
 	}
 

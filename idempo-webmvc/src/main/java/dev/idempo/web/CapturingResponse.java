@@ -570,8 +570,8 @@ public class CapturingResponse extends HttpServletResponseWrapper {
 	}
 
 	/**
-	 * A response that declares a streaming type (server-sent events, NDJSON) streams
-	 * once {@link #streamByContentType()} asked for it: a functional endpoint's
+	 * A response that declares a streaming type (server-sent events, NDJSON) streams once
+	 * {@link #streamByContentType()} asked for it: a functional endpoint's
 	 * {@code ServerResponse.sse} or streaming body has no return type to tell it by, as a
 	 * handler method's has. Never while holding (a transactional response has no
 	 * streaming form).
