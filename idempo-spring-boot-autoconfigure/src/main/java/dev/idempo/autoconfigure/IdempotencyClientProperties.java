@@ -143,7 +143,7 @@ public class IdempotencyClientProperties implements Validator {
 						+ "' is not a method that takes an idempotency key; use POST, PUT, PATCH or DELETE");
 			}
 		}
-		if (!properties.getKeyHeader().matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
+		if (!properties.getKeyHeader().matches(IdempotencyProperties.HEADER_NAME)) {
 			errors.rejectValue("keyHeader", "idempo.client.key-header", "must be an HTTP header name (a token)");
 		}
 		if (properties.getMaxAttempts() < 1) {
