@@ -253,6 +253,39 @@ public abstract class LockingStoreContractTest {
 	}
 
 	/**
+	 * A claim that runs while its key's record expires answers the record or acquires the
+	 * key, never "in progress": nobody holds it. A store whose claim looks at the record
+	 * twice (whether it exists, then what it is) must not take the record's expiry
+	 * between the two for a holder. Claims run back to back on each key until it is
+	 * acquired, so that some straddle the expiry.
+	 */
+	@Test
+	void aClaimAsItsRecordExpiresIsNeverInProgress() {
+		for (int i = 0; i < 20; i++) {
+			String key = newKey();
+			assertThat(this.store.complete(acquire(key), record("expiring"), Duration.ofMillis(50))).isTrue();
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+			ClaimResult claim;
+			do {
+				claim = this.store.claim(key, LOCK_TTL);
+				assertThat(claim).as("key %d", i).isNotInstanceOf(ClaimResult.InProgress.class);
+				elapse(tick());
+			}
+			while (!(claim instanceof ClaimResult.Acquired) && System.nanoTime() < deadline);
+			assertThat(claim).as("key %d", i).isInstanceOf(ClaimResult.Acquired.class);
+		}
+	}
+
+	/**
+	 * How much time passes between two claims of a tight loop: none for a store on the
+	 * real clock, a positive step for one on a test clock.
+	 * @return the step
+	 */
+	protected Duration tick() {
+		return Duration.ZERO;
+	}
+
+	/**
 	 * A store that tells how long a found record has left (a local replay cache keeps a
 	 * copy no longer) never tells more than it was stored for, nor a non-positive time.
 	 */

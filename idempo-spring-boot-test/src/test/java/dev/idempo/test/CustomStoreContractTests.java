@@ -31,4 +31,9 @@ class CustomStoreContractTests extends LockingStoreContractTest {
 		this.clock.advance(duration);
 	}
 
+	@Override
+	protected Duration tick() {
+		return Duration.ofMillis(1);
+	}
+
 }

@@ -37,6 +37,11 @@ class InMemoryLockingStoreTests extends LockingStoreContractTest {
 		this.clock.advance(duration);
 	}
 
+	@Override
+	protected Duration tick() {
+		return Duration.ofMillis(1);
+	}
+
 	@Test
 	void evictsOldestRecordsBeyondMaxEntries() {
 		InMemoryLockingStore store = new InMemoryLockingStore(this.clock, 3, 1024 * 1024);

@@ -315,7 +315,12 @@ final class BatchRunner {
 					this.guard.held(claim.holder);
 				}
 			}
-			claim.succeed(Boolean.TRUE.equals(locked) && record == null, record);
+			if (locked == null && record == null) {
+				claim.vanished();
+			}
+			else {
+				claim.succeed(Boolean.TRUE.equals(locked) && record == null, record);
+			}
 		}
 		if (giveBack) {
 			runUnlocks(session);

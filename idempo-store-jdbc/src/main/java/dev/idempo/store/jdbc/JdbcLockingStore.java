@@ -50,6 +50,12 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 
 	private static final int MAX_KEY_LENGTH = 128;
 
+	/**
+	 * How often a claim is tried when the record it met expired between its statements:
+	 * once more is enough unless the key is completed and expires again meanwhile.
+	 */
+	private static final int MAX_CLAIM_ATTEMPTS = 3;
+
 	/** Failed pings in a row after which an open connection counts as dead. */
 	private static final int MAX_FAILED_PINGS = 3;
 
@@ -216,6 +222,22 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			throw new LockingStoreException("The idempotency store is closed");
 		}
 		long deadline = System.nanoTime() + this.settings.timeout().toNanos();
+		for (int attempt = 1; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
+			ClaimResult result = claimOnce(key, deadline);
+			if (result != null) {
+				return result;
+			}
+		}
+		ClaimResult last = claimOnce(key, deadline);
+		return (last != null) ? last : ClaimResult.InProgress.instance();
+	}
+
+	/**
+	 * One claim of {@code key}, or {@code null} when the record it met expired before it
+	 * could be read (the claim's two statements ran either side of its expiry): the key
+	 * is free and a new claim will lock it.
+	 */
+	private @Nullable ClaimResult claimOnce(String key, long deadline) {
 		Holder mine = this.guard.enter(key, OwnerTokens.next(), deadline, this::isLive);
 		if (mine == null) {
 			return ClaimResult.InProgress.instance();
@@ -229,6 +251,9 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 			Throwable failure = claim.failure();
 			if (failure != null) {
 				throw rethrow(failure);
+			}
+			if (claim.hasVanished()) {
+				return null;
 			}
 			StoredRecord found = claim.found();
 			result = claim.succeeded() ? new ClaimResult.Acquired(new Lease(key, mine.token))

@@ -57,6 +57,9 @@ final class Operation {
 
 	private @Nullable StoredRecord found;
 
+	/** A claim whose record expired between its two statements. */
+	private boolean vanished;
+
 	private @Nullable Throwable failure;
 
 	private Operation(Kind kind, Holder holder, @Nullable StoredRecord record, long ttlMicros, long deadline) {
@@ -126,6 +129,20 @@ final class Operation {
 		this.succeeded = succeeded;
 		this.found = found;
 		finish();
+	}
+
+	/**
+	 * Ends a claim that met a record which was gone by the time it was read: it expired
+	 * (or its expiry was deleted) between the claim's two statements. The key is free
+	 * again, and the claim is retried rather than answered as in progress.
+	 */
+	void vanished() {
+		this.vanished = true;
+		succeed(false, null);
+	}
+
+	boolean hasVanished() {
+		return this.vanished;
 	}
 
 	void fail(Throwable failure) {
