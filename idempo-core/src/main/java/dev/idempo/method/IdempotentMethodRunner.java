@@ -159,7 +159,9 @@ public final class IdempotentMethodRunner {
 
 	private Policy resolve(IdempotentMethod method) {
 		Idempotent annotation = method.annotation();
-		boolean transactional = annotation.transactional() || this.defaultTransactional;
+		// idempo.transactional is for methods whose work runs in the caller's thread
+		boolean transactional = annotation.transactional()
+				|| (this.defaultTransactional && method.resultKind() == IdempotentMethod.ResultKind.VALUE);
 		if (transactional && this.transactionalUnavailable != null) {
 			String how = annotation.transactional() ? "@Idempotent(transactional = true)" : "idempo.transactional=true";
 			throw new IdempotentMethodException(method.toString(),

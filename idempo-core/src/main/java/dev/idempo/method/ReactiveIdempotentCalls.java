@@ -92,10 +92,14 @@ public final class ReactiveIdempotentCalls {
 	 * @return the result, or the stored result of an earlier call with the key
 	 */
 	public Mono<Object> execute(IdempotentCalls.Call call, IdempotentCalls.Work work) {
-		Assert.isTrue(!call.transactional(), "Reactive idempotent calls cannot be transactional");
 		return Mono.defer(() -> {
+			if (call.transactional()) {
+				return Mono.error(new IllegalStateException("Reactive idempotent calls cannot be transactional"));
+			}
 			String storageKey = StorageKeys.of(call.scope(), call.key());
-			return this.store.claim(storageKey, this.settings.lockTtl())
+			return Mono.defer(() -> this.store.claim(storageKey, this.settings.lockTtl()))
+				.switchIfEmpty(Mono.error(() -> new IllegalStateException(
+						"The idempotency store " + this.store.name() + " answered a claim with nothing")))
 				.onErrorMap((ex) -> new ClaimFailure(ex))
 				.flatMap((claim) -> answer(call, storageKey, claim, work))
 				.onErrorResume(ClaimFailure.class, (failure) -> storeFailed(call, storageKey, work, failure));
@@ -112,9 +116,11 @@ public final class ReactiveIdempotentCalls {
 	 * cancelling it releases the key
 	 */
 	public CompletableFuture<Object> executeFuture(IdempotentCalls.Call call, IdempotentCalls.Work work) {
-		IdempotentCalls.Work assembled = () -> Mono.defer(() -> {
+		IdempotentCalls.Work assembled = () -> Mono.deferContextual((context) -> {
 			Object stage;
-			try {
+			CurrentIdempotentCall current = context.getOrDefault(CurrentIdempotentCall.CONTEXT_KEY, null);
+			try (CurrentIdempotentCall.Binding binding = (current != null) ? CurrentIdempotentCall.bind(current)
+					: null) {
 				stage = work.run();
 			}
 			catch (Throwable ex) {
@@ -167,17 +173,16 @@ public final class ReactiveIdempotentCalls {
 	private Mono<Object> run(IdempotentCalls.Call call, String storageKey, Lease lease, IdempotentCalls.Work work) {
 		this.listener.onRequest(call.source(), RequestOutcome.EXECUTED);
 		AtomicBoolean settled = new AtomicBoolean();
-		AtomicBoolean lost = new AtomicBoolean();
-		Disposable renewal = renew(lease, lost);
+		Renewal renewal = renew(lease);
 		return assemble(storageKey, work)
 			.onErrorResume((ex) -> settleOnce(settled, () -> release(call, lease, NotStoredReason.EXCEPTION))
 				.then(Mono.error(ex)))
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
-			.flatMap((result) -> settleOnce(settled, () -> keep(call, lease, result.orElse(null), lost.get()))
+			.flatMap((result) -> settleOnce(settled, () -> keep(call, lease, result.orElse(null), renewal.isLost()))
 				.then(Mono.justOrEmpty(result)))
-			.doOnCancel(() -> settleOnce(settled, () -> release(call, lease, NotStoredReason.NONE)).subscribe())
-			.doFinally((signal) -> renewal.dispose());
+			.doOnCancel(() -> settleOnce(settled, () -> release(call, lease, NotStoredReason.CANCELLED)).subscribe())
+			.doFinally((signal) -> renewal.stop());
 	}
 
 	/**
@@ -188,22 +193,39 @@ public final class ReactiveIdempotentCalls {
 		if (!settled.compareAndSet(false, true)) {
 			return Mono.empty();
 		}
-		return Mono.fromFuture(settle.get().toFuture(), true);
+		Mono<Void> settling;
+		try {
+			settling = settle.get();
+		}
+		catch (RuntimeException | Error ex) {
+			// a store that throws instead of signalling: what the call answers is the
+			// error
+			return Mono.error(ex);
+		}
+		return Mono.fromFuture(settling.toFuture(), true);
 	}
 
-	/** Renews the lease while the work runs, on stores whose leases expire. */
-	private Disposable renew(Lease lease, AtomicBoolean lost) {
+	/**
+	 * Renews the lease while the work runs, on stores whose leases expire, as
+	 * {@code LeaseRenewer} does: a renewal that fails is tried again at the next tick, a
+	 * tick that comes while a renewal is still under way is skipped, and the lease counts
+	 * as lost when the store says so or when a whole lock TTL passed without a renewal.
+	 */
+	private Renewal renew(Lease lease) {
+		Renewal renewal = new Renewal(this.settings.lockTtl());
 		if (!this.store.leaseExpires()) {
-			return () -> {
-			};
+			return renewal;
 		}
-		Duration lockTtl = this.settings.lockTtl();
-		Duration period = lockTtl.dividedBy(3);
-		return Flux.interval(period, period)
-			.concatMap((tick) -> this.store.renew(lease, lockTtl))
+		Duration period = renewal.lockTtl.dividedBy(3);
+		renewal.ticks = Flux.interval(period, period)
+			.onBackpressureDrop()
+			.concatMap((tick) -> this.store.renew(lease, renewal.lockTtl).onErrorResume((ex) -> {
+				logger.warn("Could not renew the idempotency lease of a running call; trying again", ex);
+				return Mono.empty();
+			}), 0)
 			.takeUntil((renewed) -> !renewed)
-			.subscribe((renewed) -> lost.compareAndSet(false, !renewed),
-					(ex) -> logger.warn("Could not renew the idempotency lease of a running call", ex));
+			.subscribe(renewal::renewed);
+		return renewal;
 	}
 
 	private Mono<Void> keep(IdempotentCalls.Call call, Lease lease, @Nullable Object result, boolean lost) {
@@ -222,6 +244,10 @@ public final class ReactiveIdempotentCalls {
 			logger.error("The result of " + call.scope() + " could not be written as JSON, so it was not stored "
 					+ "and the next call with its key runs again", ex);
 			return release(call, lease, NotStoredReason.UNSERIALIZABLE);
+		}
+		catch (RuntimeException | Error ex) {
+			// a serializer that failed hard: the key must not stay claimed
+			return release(call, lease, NotStoredReason.UNSERIALIZABLE).then(Mono.error(ex));
 		}
 		StoredRecord record = new StoredRecord(fingerprint(call), envelope);
 		return this.store.complete(lease, record, call.ttl())
@@ -272,6 +298,45 @@ public final class ReactiveIdempotentCalls {
 	private static String fingerprint(IdempotentCalls.Call call) {
 		String fingerprint = call.fingerprint();
 		return (fingerprint != null) ? fingerprint : IdempotentCalls.UNVERIFIED;
+	}
+
+	/** The renewal of one call's lease. */
+	private static final class Renewal {
+
+		private final Duration lockTtl;
+
+		private volatile long lastRenewed = System.nanoTime();
+
+		private volatile boolean refused;
+
+		private volatile @Nullable Disposable ticks;
+
+		Renewal(Duration lockTtl) {
+			this.lockTtl = lockTtl;
+		}
+
+		void renewed(boolean renewed) {
+			if (renewed) {
+				this.lastRenewed = System.nanoTime();
+			}
+			else {
+				this.refused = true;
+			}
+		}
+
+		/** Whether the lease is lost: the store refused it, or a lock TTL went by. */
+		boolean isLost() {
+			return this.refused
+					|| (this.ticks != null && System.nanoTime() - this.lastRenewed > this.lockTtl.toNanos());
+		}
+
+		void stop() {
+			Disposable ticks = this.ticks;
+			if (ticks != null) {
+				ticks.dispose();
+			}
+		}
+
 	}
 
 	/** A claim that failed on the store, told apart from what the work signals. */

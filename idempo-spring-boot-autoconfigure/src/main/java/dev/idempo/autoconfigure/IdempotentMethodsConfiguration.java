@@ -9,6 +9,7 @@ import dev.idempo.IdempotencyTemplate;
 import dev.idempo.core.CompositeIdempotencyListener;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.LeaseRenewer;
+import dev.idempo.core.ObservedLockingStore;
 import dev.idempo.method.IdempotentCalls;
 import dev.idempo.method.IdempotentMethod;
 import dev.idempo.method.IdempotentMethodAdvisor;
@@ -109,10 +110,13 @@ class IdempotentMethodsConfiguration {
 		@ConditionalOnMissingBean
 		ReactiveIdempotentCalls reactiveIdempotentCalls(IdempotentCalls calls, LockingStore store,
 				ObjectProvider<ReactiveLockingStore> reactiveStore, ObjectProvider<IdempotencyListener> listeners,
-				IdempotencyProperties properties) {
-			return new ReactiveIdempotentCalls(reactiveStore.getIfAvailable(() -> new OffloadedLockingStore(store)),
-					CompositeIdempotencyListener.of(listeners.orderedStream().toList()), properties.toSettings(),
-					calls.results());
+				IdempotencyProperties properties, ObjectProvider<ObservationRegistry> observationRegistry) {
+			IdempotencyListener listener = CompositeIdempotencyListener.of(listeners.orderedStream().toList());
+			// the offloaded store is observed as the blocking path's is
+			ReactiveLockingStore reactive = reactiveStore
+				.getIfUnique(() -> new OffloadedLockingStore(new ObservedLockingStore(store, listener,
+						observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP))));
+			return new ReactiveIdempotentCalls(reactive, listener, properties.toSettings(), calls.results());
 		}
 
 	}

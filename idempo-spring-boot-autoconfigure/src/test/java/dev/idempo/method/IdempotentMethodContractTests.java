@@ -24,6 +24,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -50,6 +51,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * What every store must give {@code @Idempotent(key = ...)} methods and the
@@ -526,6 +528,18 @@ public abstract class IdempotentMethodContractTests {
 		assertThat(await(call)).isEqualTo(new Receipt(key, BigDecimal.TEN, 2));
 		assertThat(await(call)).isEqualTo(new Receipt(key, BigDecimal.TEN, 2));
 		assertThat(this.executions.count("mono-fail-once", key)).isEqualTo(2);
+	}
+
+	@Test
+	void aMonoResultThatFailsHardWhenWrittenFreesItsKey() {
+		String key = newKey();
+		for (int i = 1; i <= 2; i++) {
+			// block() wraps an Error; the Mono itself signals it as it is
+			assertThatThrownBy(() -> await(this.reactive.unwritable(key)))
+				.satisfies((ex) -> assertThat(Exceptions.unwrap(ex)).isInstanceOf(AssertionError.class)
+					.hasMessage("cannot be written"));
+			assertThat(this.executions.count("mono-unwritable", key)).isEqualTo(i);
+		}
 	}
 
 	@Test

@@ -283,6 +283,12 @@ class MethodTestApplication {
 			});
 		}
 
+		@Idempotent(key = "#id")
+		public Mono<IdempotentMethodContractTests.Unwritable> unwritable(String id) {
+			return Mono.fromCallable(
+					() -> new IdempotentMethodContractTests.Unwritable(this.executions.record("mono-unwritable", id)));
+		}
+
 		@Idempotent(key = "#order.id()")
 		public CompletableFuture<Receipt> chargeLater(Order order) {
 			int run = this.executions.record("future-charge", order.id());
