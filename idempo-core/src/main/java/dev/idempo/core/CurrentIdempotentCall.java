@@ -13,11 +13,18 @@ import org.jspecify.annotations.Nullable;
  * Bound by whoever runs the protected work, on the thread that runs it, for exactly as
  * long as it runs; a binding restores what was bound before it when closed, so nested
  * executions (an idempotent method called from an idempotent handler) each see their own.
- * Work handed to another thread (async handlers, executors) is not bound there.
+ * Work handed to another thread (async handlers, executors) is not bound there; reactive
+ * work carries its execution in the Reactor context under {@link #CONTEXT_KEY}.
  *
  * @author idempo
  */
 public final class CurrentIdempotentCall {
+
+	/**
+	 * The key under which reactive work carries its execution in its Reactor context
+	 * ({@code ContextView.getOrDefault(CONTEXT_KEY, null)}).
+	 */
+	public static final Class<CurrentIdempotentCall> CONTEXT_KEY = CurrentIdempotentCall.class;
 
 	private static final ThreadLocal<@Nullable CurrentIdempotentCall> CURRENT = new ThreadLocal<>();
 
@@ -36,10 +43,29 @@ public final class CurrentIdempotentCall {
 	 * @return the binding; close it on the same thread when the work ends
 	 */
 	public static Binding bind(String identity) {
+		return bind(new CurrentIdempotentCall(identity));
+	}
+
+	/**
+	 * Binds an execution created with {@link #of} to the current thread (its outbound
+	 * calls go on counting from where they are) until the returned binding is closed.
+	 * @param call the execution
+	 * @return the binding; close it on the same thread
+	 */
+	public static Binding bind(CurrentIdempotentCall call) {
 		CurrentIdempotentCall previous = CURRENT.get();
-		CurrentIdempotentCall call = new CurrentIdempotentCall(identity);
 		CURRENT.set(call);
 		return new Binding(call, previous);
+	}
+
+	/**
+	 * An execution bound to no thread, for work that hops between threads: reactive work
+	 * carries it in its Reactor context under {@link #CONTEXT_KEY}.
+	 * @param identity what identifies the execution across instances and re-runs
+	 * @return the execution
+	 */
+	public static CurrentIdempotentCall of(String identity) {
+		return new CurrentIdempotentCall(identity);
 	}
 
 	/**
