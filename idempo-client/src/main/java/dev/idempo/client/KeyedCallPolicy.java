@@ -10,6 +10,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.Set;
+import java.util.concurrent.TimeoutException;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -94,16 +95,20 @@ final class KeyedCallPolicy {
 		if (!this.settings.keyedMethods().contains(method) || hasKey(headers)) {
 			return null;
 		}
-		String key;
-		if (call != null && this.settings.derivedKeys()) {
-			key = derivedKey(call.identity(), method.name(), uri.toString(), call.nextCallOrdinal());
-		}
-		else {
-			byte[] bytes = new byte[16];
-			this.random.nextBytes(bytes);
-			key = KEY_ENCODING.encodeToString(bytes);
-		}
+		String key = (call != null && this.settings.derivedKeys())
+				? derivedKey(call.identity(), method.name(), uri.toString(), call.nextCallOrdinal()) : randomKey();
 		return "\"" + key + "\"";
+	}
+
+	/**
+	 * A fresh key of 128 random bits. {@code SecureRandom} reads {@code /dev/urandom},
+	 * which never waits: {@link ClientBlockHoundIntegration} allows it on non-blocking
+	 * threads.
+	 */
+	private String randomKey() {
+		byte[] bytes = new byte[16];
+		this.random.nextBytes(bytes);
+		return KEY_ENCODING.encodeToString(bytes);
 	}
 
 	/**
@@ -223,7 +228,7 @@ final class KeyedCallPolicy {
 	private static boolean isTimeout(Throwable failure) {
 		Throwable cause = failure;
 		for (int depth = 0; cause != null && depth < 32; depth++, cause = cause.getCause()) {
-			if (cause instanceof java.util.concurrent.TimeoutException) {
+			if (cause instanceof TimeoutException) {
 				return true;
 			}
 			for (Class<?> type = cause.getClass(); type != null; type = type.getSuperclass()) {

@@ -17,8 +17,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code junit-platform.properties}), so that Reactor's and Netty's non-blocking threads
  * exist only instrumented. A blocking call on such a thread fails where it happens (a
  * {@link BlockingOperationError}) and, because an error thrown in a callback may be
- * swallowed there, also fails the test that made it. {@code SecureRandom} reading
- * {@code /dev/urandom} does not block and is allowed.
+ * swallowed there, also fails the test that made it. What is allowed is what applications
+ * get: the integrations BlockHound finds, idempo's {@link ClientBlockHoundIntegration}
+ * among them.
  *
  * @author idempo
  */
@@ -40,11 +41,12 @@ public class BlockHoundExtension implements BeforeAllCallback, AfterEachCallback
 		if (installed) {
 			return;
 		}
-		BlockHound.install((builder) -> builder.allowBlockingCallsInside("java.security.SecureRandom", "nextBytes")
-			.blockingMethodCallback((method) -> {
-				DETECTED.add(method + " on " + Thread.currentThread().getName());
-				throw new BlockingOperationError(method);
-			}));
+		// the integrations on the class path (Reactor's, Netty's, Spring's, idempo's
+		// ClientBlockHoundIntegration) are loaded too: no allowance of the tests' own
+		BlockHound.install((builder) -> builder.blockingMethodCallback((method) -> {
+			DETECTED.add(method + " on " + Thread.currentThread().getName());
+			throw new BlockingOperationError(method);
+		}));
 		installed = true;
 	}
 
