@@ -358,6 +358,27 @@ class IdempotencyExchangeFilterFunctionTests {
 	}
 
 	@Test
+	void anExecutionPutInTheContextAsItIsCountsItsCallsOnAcrossThreads() {
+		RestClient restClient = RestClient.builder().requestInterceptor(new IdempotencyClientInterceptor(FAST)).build();
+		try (CurrentIdempotentCall.Binding binding = CurrentIdempotentCall.bind("identity")) {
+			restClient.post().uri(this.url).body("first").retrieve().toBodilessEntity();
+			CurrentIdempotentCall call = CurrentIdempotentCall.current();
+			assertThat(call).isNotNull();
+			Mono<Result> onAnotherThread = post(client(FAST), this.url, "second").subscribeOn(Schedulers.parallel())
+				.contextWrite(IdempotencyExchangeFilterFunction.withCall(call));
+			onAnotherThread.block(TIMEOUT);
+			assertThat(Mono
+				.deferContextual((context) -> Mono.justOrEmpty(IdempotencyExchangeFilterFunction.currentCall(context)))
+				.contextWrite(IdempotencyExchangeFilterFunction.withCall(call))
+				.subscribeOn(Schedulers.parallel())
+				.block(TIMEOUT)).isSameAs(call);
+		}
+		assertThat(this.server.sent()).extracting(Sent::key)
+			.containsExactly("\"" + KeyedCallPolicy.derivedKey("identity", "POST", this.url, 0) + "\"",
+					"\"" + KeyedCallPolicy.derivedKey("identity", "POST", this.url, 1) + "\"");
+	}
+
+	@Test
 	void withoutDerivedKeysCallsUnderAnExecutionGetRandomKeys() {
 		WebClient client = client(FAST.withDerivedKeys(false));
 		for (int run = 0; run < 2; run++) {
