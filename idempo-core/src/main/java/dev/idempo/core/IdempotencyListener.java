@@ -239,7 +239,13 @@ public interface IdempotencyListener {
 		REJECTED_BEFORE_HANDLER,
 
 		/** A method's result could not be written as JSON. */
-		UNSERIALIZABLE;
+		UNSERIALIZABLE,
+
+		/**
+		 * The client went away (a WebFlux request was cancelled) before the response was
+		 * complete.
+		 */
+		CANCELLED;
 
 		private final String tag = name().toLowerCase(java.util.Locale.ROOT);
 
