@@ -1,0 +1,154 @@
+package dev.idempo.webflux;
+
+import java.net.http.HttpResponse;
+
+import org.junit.jupiter.api.Test;
+
+import dev.idempo.store.OffloadedLockingStore;
+import dev.idempo.web.HandlerExecutions;
+import dev.idempo.web.RequestFlowHttpContract;
+import dev.idempo.web.TestHttp;
+import dev.idempo.webflux.testapp.ReactiveExecutions;
+import dev.idempo.webflux.testapp.SwitchableReactiveStore;
+import dev.idempo.webflux.testapp.WebFluxTestApplication;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The request flow of annotated WebFlux handlers over real HTTP, on Reactor Netty with
+ * BlockHound installed: the store-neutral contract Spring MVC passes too
+ * ({@link RequestFlowHttpContract}), and what a reactive handler adds (responses that are
+ * not stored, streams, errors, store outages). Each store has a subclass that points the
+ * application at it; every store is reached through the auto-configured
+ * {@code ReactiveLockingStore}.
+ *
+ * @author idempo
+ */
+@SpringBootTest(classes = WebFluxTestApplication.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = "spring.main.web-application-type=reactive")
+abstract class WebFluxHttpContractTests extends RequestFlowHttpContract {
+
+	@Autowired
+	ReactiveExecutions executions;
+
+	@Autowired
+	SwitchableReactiveStore store;
+
+	@Override
+	protected String path(String endpoint) {
+		return "/t" + endpoint;
+	}
+
+	@Override
+	protected HandlerExecutions executions() {
+		return this.executions;
+	}
+
+	/**
+	 * The type of the blocking store the application was pointed at.
+	 * @return the type
+	 */
+	abstract Class<?> storeType();
+
+	@Test
+	void runsOnTheConfiguredStoreOffBlockingThreads() {
+		assertThat(this.store.delegate()).isInstanceOfSatisfying(OffloadedLockingStore.class,
+				(offloaded) -> assertThat(offloaded.delegate()).isInstanceOf(storeType()));
+	}
+
+	@Test
+	void replayLeavesOutDeniedHeaders() {
+		String key = TestHttp.newKey();
+		HttpResponse<byte[]> first = this.http.postWithKey(path("/orders"), key, "{\"item\":\"pen\",\"quantity\":1}");
+		HttpResponse<byte[]> replay = this.http.postWithKey(path("/orders"), key, "{\"item\":\"pen\",\"quantity\":1}");
+		assertThat(first.headers().firstValue("Set-Cookie")).isPresent();
+		assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(replay.headers().firstValue("Set-Cookie")).isEmpty();
+		assertThat(replay.headers().firstValue("X-Order-Execution"))
+			.isEqualTo(first.headers().firstValue("X-Order-Execution"));
+		assertThat(replay.headers().firstValue("Content-Type")).isEqualTo(first.headers().firstValue("Content-Type"));
+	}
+
+	@Test
+	void missingKeyOnARequiredHandlerIs400() {
+		int before = this.executions.count("required");
+		HttpResponse<byte[]> response = this.http.post(path("/required"), "{}");
+		assertThat(response.statusCode()).isEqualTo(400);
+		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(TestHttp.text(response)).contains("\"type\":\"https://idempo.dev/problems/missing-key\"")
+			.contains("\"title\":\"Idempotency key required\"")
+			.contains("\"instance\":\"/t/required\"");
+		assertThat(this.executions.count("required")).isEqualTo(before);
+	}
+
+	@Test
+	void invalidKeyIs400AndDoesNotRunTheHandler() {
+		int before = this.executions.count("object");
+		HttpResponse<byte[]> response = this.http.postWithKey(path("/object"), "k".repeat(256), "{}");
+		assertThat(response.statusCode()).isEqualTo(400);
+		assertThat(TestHttp.text(response)).contains("\"type\":\"https://idempo.dev/problems/invalid-key\"");
+		assertThat(this.executions.count("object")).isEqualTo(before);
+	}
+
+	@Test
+	void serverErrorIsNotStoredAndReleasesTheKey() {
+		assertRunsEveryTime("/server-error", "server-error", 500);
+	}
+
+	@Test
+	void errorOfTheHandlerReleasesTheKey() {
+		assertRunsEveryTime("/fails", "fails", 500);
+	}
+
+	@Test
+	void serverSentEventsAreNotStored() {
+		String key = TestHttp.newKey();
+		HttpResponse<byte[]> first = this.http.postWithKey(path("/events"), key, "{}");
+		HttpResponse<byte[]> second = this.http.postWithKey(path("/events"), key, "{}");
+		assertThat(first.statusCode()).isEqualTo(200);
+		assertThat(first.headers().firstValue("Content-Type"))
+			.hasValueSatisfying((type) -> assertThat(type).startsWith("text/event-stream"));
+		assertThat(TestHttp.text(first)).contains("data:");
+		assertThat(second.statusCode()).isEqualTo(200);
+		assertThat(second.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(second.body()).isNotEqualTo(first.body());
+	}
+
+	@Test
+	void handlerWithoutTheAnnotationIsNotProtected() {
+		assertRunsEveryTime("/unprotected", "unprotected", 200);
+	}
+
+	@Test
+	void storeOutageIs503AndDoesNotRunTheHandler() {
+		int before = this.executions.count("orders");
+		this.store.setDown(true);
+		try {
+			HttpResponse<byte[]> response = this.http.postWithKey(path("/orders"), TestHttp.newKey(),
+					"{\"item\":\"book\",\"quantity\":2}");
+			assertThat(response.statusCode()).isEqualTo(503);
+			assertThat(response.headers().firstValue("Retry-After")).hasValue("5");
+			assertThat(TestHttp.text(response)).contains("\"type\":\"https://idempo.dev/problems/store-unavailable\"");
+		}
+		finally {
+			this.store.setDown(false);
+		}
+		assertThat(this.executions.count("orders")).isEqualTo(before);
+	}
+
+	private void assertRunsEveryTime(String endpoint, String name, int status) {
+		String key = TestHttp.newKey();
+		int before = this.executions.count(name);
+		for (int i = 0; i < 2; i++) {
+			HttpResponse<byte[]> response = this.http.postWithKey(path(endpoint), key, "{}");
+			assertThat(response.statusCode()).as(TestHttp.text(response)).isEqualTo(status);
+			assertThat(response.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		}
+		assertThat(this.executions.count(name)).isEqualTo(before + 2);
+	}
+
+}
