@@ -99,6 +99,15 @@ class ReactiveTestController {
 		});
 	}
 
+	/**
+	 * Blocks the thread it is called on, an event loop: BlockHound must refuse it.
+	 */
+	@PostMapping("/blocking")
+	Mono<String> blocking() throws InterruptedException {
+		Thread.sleep(1);
+		return Mono.just("blocked an event loop");
+	}
+
 	@PostMapping("/unprotected")
 	Mono<Map<String, Object>> unprotected() {
 		return Mono.fromSupplier(() -> Map.of("execution", this.executions.increment("unprotected")));
