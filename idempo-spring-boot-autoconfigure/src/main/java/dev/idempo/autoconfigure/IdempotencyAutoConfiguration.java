@@ -402,6 +402,10 @@ public final class IdempotencyAutoConfiguration {
 					logger.warn("idempo.routes is not supported in a WebFlux application yet: its routes are not "
 							+ "protected; annotate their handler methods with @Idempotent");
 				}
+				if (!properties.getConflict().getWaitTimeout().isZero()) {
+					logger.warn("idempo.conflict.wait-timeout is not supported in a WebFlux application yet: a "
+							+ "duplicate of a request in progress gets 409 at once");
+				}
 				mappings.orderedStream()
 					.forEach((mapping) -> mapping.getHandlerMethods().values().forEach(policies::policy));
 			};
