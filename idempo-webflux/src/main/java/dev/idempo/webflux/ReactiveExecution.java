@@ -111,7 +111,7 @@ final class ReactiveExecution {
 		}
 		StoredRecord record = new StoredRecord(this.fingerprint,
 				ResponseEnvelope.encode(new CapturedResponse(status, headers, body)));
-		return this.store.complete(this.lease, record, this.policy.ttl()).flatMap((stored) -> {
+		return uncancellable(this.store.complete(this.lease, record, this.policy.ttl())).flatMap((stored) -> {
 			if (stored) {
 				this.listener.onResponse(Source.WEB, ResponseOutcome.STORED, NotStoredReason.NONE);
 				return Mono.<Void>empty();
@@ -180,7 +180,7 @@ final class ReactiveExecution {
 	}
 
 	private Mono<Void> release(NotStoredReason reason) {
-		return this.store.release(this.lease)
+		return uncancellable(this.store.release(this.lease))
 			.doOnNext((released) -> this.listener.onResponse(Source.WEB,
 					released ? ResponseOutcome.NOT_STORED : ResponseOutcome.LOCK_LOST, reason))
 			.onErrorResume((ex) -> {
@@ -196,10 +196,19 @@ final class ReactiveExecution {
 	 * key.
 	 */
 	private Mono<Void> releaseQuietly() {
-		return this.store.release(this.lease).onErrorResume((ex) -> {
+		return uncancellable(this.store.release(this.lease)).onErrorResume((ex) -> {
 			logger.debug("Could not release an idempotency key", ex);
 			return Mono.empty();
 		}).then();
+	}
+
+	/**
+	 * Runs a store operation to its end even if the request is cancelled meanwhile (the
+	 * client went away while its response was being stored): a cancelled {@code complete}
+	 * or {@code release} would leave the key claimed until its lock expires.
+	 */
+	private static <T> Mono<T> uncancellable(Mono<T> operation) {
+		return Mono.defer(() -> Mono.fromFuture(operation.toFuture(), true));
 	}
 
 }
