@@ -31,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 public abstract class RequestFlowHttpContract {
 
 	@LocalServerPort
-	int port;
+	protected int port;
 
 	protected TestHttp http;
 

@@ -1,9 +1,14 @@
 package dev.idempo.webflux;
 
+import java.net.Socket;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 
+import dev.idempo.core.StorageKeys;
+import dev.idempo.store.ClaimResult;
 import dev.idempo.store.OffloadedLockingStore;
 import dev.idempo.web.HandlerExecutions;
 import dev.idempo.web.RequestFlowHttpContract;
@@ -138,6 +143,70 @@ abstract class WebFluxHttpContractTests extends RequestFlowHttpContract {
 			this.store.setDown(false);
 		}
 		assertThat(this.executions.count("orders")).isEqualTo(before);
+	}
+
+	/**
+	 * WebFlux rejects an unreadable body while it resolves the handler's arguments,
+	 * before the handler runs: nothing is stored, so the corrected request with the same
+	 * key runs.
+	 */
+	@Test
+	void requestRejectedBeforeTheHandlerReleasesTheKey() {
+		String key = TestHttp.newKey();
+		int before = this.executions.count("orders");
+		for (int i = 0; i < 2; i++) {
+			HttpResponse<byte[]> rejected = this.http.postWithKey(path("/orders"), key, "{\"item\":");
+			assertThat(rejected.statusCode()).isEqualTo(400);
+			assertThat(rejected.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		}
+		HttpResponse<byte[]> corrected = this.http.postWithKey(path("/orders"), key,
+				"{\"item\":\"cup\",\"quantity\":1}");
+		assertThat(corrected.statusCode()).isEqualTo(201);
+		assertThat(corrected.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(this.executions.count("orders")).isEqualTo(before + 1);
+	}
+
+	/**
+	 * The client goes away while the handler runs: its key is released, so a retry runs
+	 * the handler instead of meeting its own key in progress.
+	 */
+	@Test
+	void clientThatGoesAwayReleasesItsKey() throws Exception {
+		String key = TestHttp.newKey();
+		int before = this.executions.count("slow");
+		this.executions.holdHandlers();
+		try (Socket socket = new Socket("127.0.0.1", this.port)) {
+			socket.getOutputStream()
+				.write(("POST /t/slow HTTP/1.1\r\nHost: 127.0.0.1\r\nIdempotency-Key: " + key
+						+ "\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+					.getBytes(StandardCharsets.US_ASCII));
+			socket.getOutputStream().flush();
+			assertThat(this.executions.awaitEntered()).isTrue();
+		}
+		try {
+			// the held handler must not finish before the server saw the client go
+			assertThat(awaitFree(StorageKeys.of(DefaultReactiveCallerScopeResolver.ANONYMOUS, key))).isTrue();
+		}
+		finally {
+			this.executions.releaseHandlers();
+		}
+		HttpResponse<byte[]> retry = this.http.postWithKey(path("/slow"), key, "{}");
+		assertThat(retry.statusCode()).isEqualTo(200);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(this.executions.count("slow")).isEqualTo(before + 1);
+	}
+
+	/** Polls the store until the key can be claimed, and frees it again. */
+	private boolean awaitFree(String storageKey) {
+		long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+		while (System.nanoTime() < deadline) {
+			ClaimResult claim = this.store.claim(storageKey, Duration.ofSeconds(30)).block(Duration.ofSeconds(10));
+			if (claim instanceof ClaimResult.Acquired acquired) {
+				this.store.release(acquired.lease()).block(Duration.ofSeconds(10));
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private void assertRunsEveryTime(String endpoint, String name, int status) {
