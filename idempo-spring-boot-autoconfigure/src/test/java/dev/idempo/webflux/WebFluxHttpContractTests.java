@@ -78,6 +78,31 @@ abstract class WebFluxHttpContractTests extends RequestFlowHttpContract {
 		assertThat(replay.headers().firstValue("Content-Type")).isEqualTo(first.headers().firstValue("Content-Type"));
 	}
 
+	/**
+	 * Records belong to (caller, key): two authenticated callers using one key each run
+	 * the handler and each get their own response replayed.
+	 */
+	@Test
+	void callersWithTheSameKeyNeverSeeEachOthersRecords() {
+		String key = TestHttp.newKey();
+		int before = this.executions.count("object");
+		HttpResponse<byte[]> alice = postAs("alice", key);
+		HttpResponse<byte[]> bob = postAs("bob", key);
+		assertThat(bob.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(bob.body()).isNotEqualTo(alice.body());
+		assertThat(this.executions.count("object")).isEqualTo(before + 2);
+		HttpResponse<byte[]> aliceAgain = postAs("alice", key);
+		assertThat(aliceAgain.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(aliceAgain.body()).isEqualTo(alice.body());
+	}
+
+	private HttpResponse<byte[]> postAs(String user, String key) {
+		HttpResponse<byte[]> response = this.http.post(path("/object"), "{}", "Idempotency-Key", key, "Authorization",
+				TestHttp.basic(user));
+		assertThat(response.statusCode()).isEqualTo(200);
+		return response;
+	}
+
 	@Test
 	void missingKeyOnARequiredHandlerIs400() {
 		int before = this.executions.count("required");
