@@ -40,6 +40,7 @@ import dev.idempo.web.StreamingReturnValueHandler;
 import dev.idempo.web.TransactionalIdempotency;
 import dev.idempo.transaction.TransactionalClaims;
 import dev.idempo.webflux.DefaultReactiveCallerScopeResolver;
+import dev.idempo.webflux.IdempotencyGatewayFilterFactory;
 import dev.idempo.webflux.IdempotencyWebFilter;
 import dev.idempo.webflux.IdempotentHandlerPolicies;
 import dev.idempo.webflux.ReactiveCallerScopeResolver;
@@ -386,6 +387,24 @@ public final class IdempotencyAutoConfiguration {
 					listener, properties.toSettings());
 			filter.setOrder(properties.getFilterOrder());
 			return filter;
+		}
+
+		/**
+		 * The Spring Cloud Gateway route filter {@code Idempotency}
+		 * ({@code filters: - Idempotency=24h,true}), where the gateway (server-webflux)
+		 * is on the class path.
+		 */
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnClass(name = "org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory")
+		static class GatewayConfiguration {
+
+			@Bean
+			@ConditionalOnMissingBean
+			IdempotencyGatewayFilterFactory idempotencyGatewayFilterFactory(IdempotencyWebFilter filter,
+					IdempotentHandlerPolicies policies) {
+				return new IdempotencyGatewayFilterFactory(filter, policies);
+			}
+
 		}
 
 		/**

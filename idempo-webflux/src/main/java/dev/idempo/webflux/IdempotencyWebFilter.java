@@ -123,10 +123,26 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 			.mapNotNull((handler) -> (handler instanceof HandlerMethod method) ? this.policies.policy(method) : null)
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
-			.flatMap((policy) -> policy.isPresent() ? protect(exchange, chain, policy.get()) : chain.filter(exchange));
+			.flatMap((policy) -> policy.isPresent() ? protectKeyed(exchange, chain, policy.get())
+					: chain.filter(exchange));
 	}
 
-	private Mono<Void> protect(ServerWebExchange exchange, WebFilterChain chain,
+	/**
+	 * Runs a request through the request flow under {@code policy}, whatever its handler:
+	 * how a gateway route's {@code Idempotency} filter protects the backend behind it.
+	 * @param exchange the exchange
+	 * @param chain what handles the request (the rest of the route's filters)
+	 * @param policy the route's policy
+	 * @return completion of the exchange
+	 */
+	Mono<Void> protect(ServerWebExchange exchange, WebFilterChain chain, IdempotentHandlerPolicies.Policy policy) {
+		if (!PROTECTED_METHODS.contains(exchange.getRequest().getMethod().name())) {
+			return chain.filter(exchange);
+		}
+		return protectKeyed(exchange, chain, policy);
+	}
+
+	private Mono<Void> protectKeyed(ServerWebExchange exchange, WebFilterChain chain,
 			IdempotentHandlerPolicies.Policy policy) {
 		String key;
 		try {

@@ -80,6 +80,22 @@ public class IdempotentHandlerPolicies {
 		return policy.orElse(null);
 	}
 
+	/**
+	 * The policy of a route that idempo protects by configuration (a gateway route's
+	 * {@code Idempotency} filter): the application's responses and fingerprint settings.
+	 * @param ttl how long its responses are kept, {@code null} for the default TTL
+	 * @param required whether requests without a key are refused
+	 * @return the policy
+	 */
+	public Policy routePolicy(@Nullable Duration ttl, boolean required) {
+		Duration resolved = (ttl != null) ? ttl : this.defaultTtl;
+		if (!IdempotencySettings.isValidTtl(resolved)) {
+			throw new IllegalArgumentException(
+					"The TTL " + resolved + " is not a positive duration of at most 36500 days (100 years)");
+		}
+		return new Policy(resolved, true, required, this.responses, this.fingerprint);
+	}
+
 	private @Nullable Policy resolve(HandlerMethod handlerMethod) {
 		Idempotent idempotent = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getMethod(), Idempotent.class);
 		if (idempotent == null) {
