@@ -7,6 +7,8 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.cloud.gateway.filter.GatewayFilter;
+import org.springframework.cloud.gateway.filter.NettyWriteResponseFilter;
+import org.springframework.cloud.gateway.filter.OrderedGatewayFilter;
 import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
 import org.springframework.util.StringUtils;
 
@@ -34,6 +36,9 @@ import org.springframework.util.StringUtils;
 public class IdempotencyGatewayFilterFactory
 		extends AbstractGatewayFilterFactory<IdempotencyGatewayFilterFactory.Config> {
 
+	/** Just before the gateway's {@code NettyWriteResponseFilter}. */
+	static final int ORDER = NettyWriteResponseFilter.WRITE_RESPONSE_FILTER_ORDER - 1;
+
 	private final IdempotencyWebFilter filter;
 
 	private final IdempotentHandlerPolicies policies;
@@ -54,10 +59,18 @@ public class IdempotencyGatewayFilterFactory
 		return List.of("ttl", "required");
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * The filter runs before the gateway's {@code NettyWriteResponseFilter}, which writes
+	 * the backend's response to the response of the exchange it was given: only then is
+	 * that the response idempo captures and stores.
+	 */
 	@Override
 	public GatewayFilter apply(Config config) {
 		IdempotentHandlerPolicies.Policy policy = this.policies.routePolicy(config.ttl(), config.isRequired());
-		return (exchange, chain) -> this.filter.protect(exchange, chain::filter, policy);
+		return new OrderedGatewayFilter((exchange, chain) -> this.filter.protect(exchange, chain::filter, policy),
+				ORDER);
 	}
 
 	/**

@@ -28,6 +28,9 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.security.config.web.server.ServerHttpSecurity;
+import org.springframework.security.web.server.SecurityWebFilterChain;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -37,18 +40,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A Spring Cloud Gateway (server-webflux) in front of a backend that is no Spring
  * application, a JDK {@code HttpServer} that counts how often each order runs: the route
  * with the {@code Idempotency} filter forwards each key once and replays the backend's
- * response to retries; the same route without it forwards every retry, so these tests
- * can fail.
+ * response to retries; the same route without it forwards every retry, so these tests can
+ * fail.
  *
  * @author idempo
  */
 @SpringBootTest(classes = GatewayIdempotencyFilterHttpTests.Gateway.class, webEnvironment = WebEnvironment.RANDOM_PORT,
-		properties = { "spring.main.web-application-type=reactive", "idempo.store.type=memory",
-				"spring.cloud.gateway.server.webflux.routes[0].id=protected",
-				"spring.cloud.gateway.server.webflux.routes[0].predicates[0]=Path=/protected/**",
-				"spring.cloud.gateway.server.webflux.routes[0].filters[0]=Idempotency=1h,true",
-				"spring.cloud.gateway.server.webflux.routes[1].id=plain",
-				"spring.cloud.gateway.server.webflux.routes[1].predicates[0]=Path=/plain/**" })
+		properties = { "spring.main.web-application-type=reactive", "idempo.store.type=memory" })
 class GatewayIdempotencyFilterHttpTests {
 
 	private static final Backend backend = Backend.start();
@@ -58,8 +56,15 @@ class GatewayIdempotencyFilterHttpTests {
 
 	@DynamicPropertySource
 	static void backendRoutes(DynamicPropertyRegistry registry) {
-		registry.add("spring.cloud.gateway.server.webflux.routes[0].uri", backend::url);
-		registry.add("spring.cloud.gateway.server.webflux.routes[1].uri", backend::url);
+		// all of the list in one property source: Boot binds a list from one source only
+		String routes = "spring.cloud.gateway.server.webflux.routes";
+		registry.add(routes + "[0].id", () -> "protected");
+		registry.add(routes + "[0].uri", backend::url);
+		registry.add(routes + "[0].predicates[0]", () -> "Path=/protected/**");
+		registry.add(routes + "[0].filters[0]", () -> "Idempotency=1h,true");
+		registry.add(routes + "[1].id", () -> "plain");
+		registry.add(routes + "[1].uri", backend::url);
+		registry.add(routes + "[1].predicates[0]", () -> "Path=/plain/**");
 	}
 
 	@AfterAll
@@ -150,6 +155,15 @@ class GatewayIdempotencyFilterHttpTests {
 	@SpringBootConfiguration
 	@EnableAutoConfiguration
 	static class Gateway {
+
+		// Spring Security is on the test class path: a gateway that lets every request
+		// through
+		@Bean
+		SecurityWebFilterChain securityWebFilterChain(ServerHttpSecurity http) {
+			return http.authorizeExchange((exchanges) -> exchanges.anyExchange().permitAll())
+				.csrf((csrf) -> csrf.disable())
+				.build();
+		}
 
 	}
 
