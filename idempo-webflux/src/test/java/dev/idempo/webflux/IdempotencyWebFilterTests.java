@@ -17,7 +17,11 @@ import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.ResponseStoragePolicy;
 import dev.idempo.core.StorageKeys;
 import dev.idempo.store.ClaimResult;
+import dev.idempo.store.Lease;
+import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.OffloadedLockingStore;
+import dev.idempo.store.ReactiveLockingStore;
+import dev.idempo.store.StoredRecord;
 import dev.idempo.store.memory.InMemoryLockingStore;
 
 import org.springframework.http.HttpStatus;
@@ -77,6 +81,55 @@ class IdempotencyWebFilterTests {
 		assertThat(second.getResponse().getHeaders().getFirst("Idempotent-Replayed")).isEqualTo("true");
 		assertThat(second.getResponse().getBodyAsString().block(Duration.ofSeconds(10))).isEqualTo("made");
 		assertThat(first.getResponse().getBodyAsString().block(Duration.ofSeconds(10))).isEqualTo("made");
+	}
+
+	/**
+	 * With fail-open, a store that cannot be reached lets the handler run unprotected; by
+	 * default the request is refused with 503 and the handler does not run.
+	 */
+	@Test
+	void unreachableStoreFailsClosedUnlessFailOpenIsSet() {
+		ReactiveLockingStore up = new OffloadedLockingStore(this.memory);
+		ReactiveLockingStore down = new ReactiveLockingStore() {
+
+			@Override
+			public Mono<ClaimResult> claim(String key, Duration lockTtl) {
+				return Mono.error(new LockingStoreException("store is down (test outage)"));
+			}
+
+			@Override
+			public Mono<Boolean> complete(Lease lease, StoredRecord record, Duration ttl) {
+				return up.complete(lease, record, ttl);
+			}
+
+			@Override
+			public Mono<Boolean> release(Lease lease) {
+				return up.release(lease);
+			}
+
+		};
+		AtomicInteger runs = new AtomicInteger();
+		WebFilterChain handler = (exchange) -> Mono.fromRunnable(runs::incrementAndGet);
+		MockServerWebExchange refused = exchange("down");
+		filter(down, false).filter(refused, handler).block(Duration.ofSeconds(10));
+		assertThat(refused.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+		assertThat(refused.getResponse().getHeaders().getFirst("Retry-After")).isEqualTo("5");
+		assertThat(runs).hasValue(0);
+		filter(down, true).filter(exchange("down"), handler).block(Duration.ofSeconds(10));
+		assertThat(runs).hasValue(1);
+	}
+
+	private static IdempotencyWebFilter filter(ReactiveLockingStore store, boolean failOpen) {
+		IdempotencySettings defaults = IdempotencySettings.defaults();
+		IdempotencySettings settings = new IdempotencySettings(defaults.keyHeader(), defaults.keyHeaderAliases(), false,
+				defaults.responseTtl(), defaults.lockTtl(), defaults.maxResponseSize(), defaults.maxRequestSize(),
+				defaults.excludedHeaders(), defaults.conflictRetryAfter(), Duration.ZERO, failOpen,
+				defaults.storeFailureRetryAfter());
+		return new IdempotencyWebFilter(store,
+				new IdempotentHandlerPolicies((value) -> value, Duration.ofHours(1), false,
+						ResponseStoragePolicy.DEFAULT, FingerprintOptions.NONE),
+				(exchange) -> Mono.just(handler()), new DefaultReactiveCallerScopeResolver(), IdempotencyListener.NONE,
+				settings);
 	}
 
 	private static MockServerWebExchange exchange(String key) {
