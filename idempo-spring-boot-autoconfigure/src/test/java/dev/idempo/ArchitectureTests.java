@@ -54,9 +54,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code idempo-core} (the root package, {@code core}, {@code store},
  * {@code store.memory}, {@code method}, {@code transaction}) at the bottom;
  * {@code idempo-webmvc} ({@code web}, {@code openapi}, {@code actuate}),
- * {@code idempo-store-redis}, {@code idempo-store-jdbc} and {@code idempo-client} each on
- * {@code idempo-core} alone; and {@code idempo-spring-boot-autoconfigure} over them all,
- * used by none.
+ * {@code idempo-webflux} ({@code webflux}), {@code idempo-store-redis},
+ * {@code idempo-store-jdbc} and {@code idempo-client} each on {@code idempo-core} alone;
+ * and {@code idempo-spring-boot-autoconfigure} over them all, used by none.
  *
  * @author idempo
  */
@@ -79,6 +79,7 @@ class ArchitectureTests {
 		modules.put("idempo-core", List.of("dev.idempo", "dev.idempo.core..", "dev.idempo.store",
 				"dev.idempo.store.memory..", "dev.idempo.method..", "dev.idempo.transaction.."));
 		modules.put("idempo-webmvc", List.of("dev.idempo.web..", "dev.idempo.openapi..", "dev.idempo.actuate.."));
+		modules.put("idempo-webflux", List.of("dev.idempo.webflux.."));
 		modules.put("idempo-store-redis", List.of("dev.idempo.store.redis.."));
 		modules.put("idempo-store-jdbc", List.of("dev.idempo.store.jdbc.."));
 		modules.put("idempo-client", List.of("dev.idempo.client.."));
@@ -93,6 +94,8 @@ class ArchitectureTests {
 			.definedBy(packages("idempo-core"))
 			.layer("idempo-webmvc")
 			.definedBy(packages("idempo-webmvc"))
+			.layer("idempo-webflux")
+			.definedBy(packages("idempo-webflux"))
 			.layer("idempo-store-redis")
 			.definedBy(packages("idempo-store-redis"))
 			.layer("idempo-store-jdbc")
@@ -104,6 +107,8 @@ class ArchitectureTests {
 			.whereLayer("idempo-core")
 			.mayNotAccessAnyLayer()
 			.whereLayer("idempo-webmvc")
+			.mayOnlyAccessLayers("idempo-core")
+			.whereLayer("idempo-webflux")
 			.mayOnlyAccessLayers("idempo-core")
 			.whereLayer("idempo-store-redis")
 			.mayOnlyAccessLayers("idempo-core")
@@ -138,6 +143,8 @@ class ArchitectureTests {
 			.definedBy("dev.idempo.transaction..")
 			.layer("Web")
 			.definedBy("dev.idempo.web..")
+			.layer("WebFlux")
+			.definedBy("dev.idempo.webflux..")
 			.layer("Method")
 			.definedBy("dev.idempo.method..")
 			.layer("Client")
@@ -168,6 +175,8 @@ class ArchitectureTests {
 			.mayOnlyAccessLayers("Core", "Store SPI")
 			.whereLayer("Web")
 			.mayOnlyAccessLayers("API", "Core", "Store SPI", "Transaction")
+			.whereLayer("WebFlux")
+			.mayOnlyAccessLayers("API", "Core", "Store SPI")
 			.whereLayer("Method")
 			.mayOnlyAccessLayers("API", "Core", "Store SPI", "Transaction")
 			.whereLayer("API")

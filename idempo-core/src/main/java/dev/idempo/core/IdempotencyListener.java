@@ -243,7 +243,8 @@ public interface IdempotencyListener {
 
 		/**
 		 * The caller went away before the result was stored: a cancelled subscription or
-		 * future, or a client that disconnected from a reactive request.
+		 * future, or the client of a WebFlux request that went away before its response
+		 * was complete.
 		 */
 		CANCELLED;
 

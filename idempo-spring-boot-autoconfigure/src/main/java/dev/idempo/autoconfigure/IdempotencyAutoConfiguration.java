@@ -18,7 +18,10 @@ import dev.idempo.core.CompositeIdempotencyListener;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.LocallyCachedLockingStore;
+import dev.idempo.core.ObservedLockingStore;
 import dev.idempo.store.LockingStore;
+import dev.idempo.store.OffloadedLockingStore;
+import dev.idempo.store.ReactiveLockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;
 import dev.idempo.web.BufferBudget;
 import dev.idempo.web.CallerScopeResolver;
@@ -36,9 +39,15 @@ import dev.idempo.web.RequestFingerprintStrategy;
 import dev.idempo.web.StreamingReturnValueHandler;
 import dev.idempo.web.TransactionalIdempotency;
 import dev.idempo.transaction.TransactionalClaims;
+import dev.idempo.webflux.DefaultReactiveCallerScopeResolver;
+import dev.idempo.webflux.IdempotencyGatewayFilterFactory;
+import dev.idempo.webflux.IdempotencyWebFilter;
+import dev.idempo.webflux.IdempotentHandlerPolicies;
+import dev.idempo.webflux.ReactiveCallerScopeResolver;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -60,6 +69,8 @@ import org.springframework.context.annotation.Primary;
 import org.springframework.core.Ordered;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.reactive.DispatcherHandler;
+import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.config.annotation.AsyncSupportConfigurer;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
@@ -71,10 +82,10 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 /**
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
  * Auto-configuration} for idempotency keys: the store, in every application; on Spring
- * MVC handlers annotated with {@link Idempotent} in a servlet web application; on bean
- * methods annotated with {@code @Idempotent(key = ...)} and the
- * {@code IdempotencyTemplate} ({@link IdempotentMethodsConfiguration}) with or without a
- * web server.
+ * MVC handlers annotated with {@link Idempotent} in a servlet web application, and on
+ * annotated WebFlux handlers in a reactive one; on bean methods annotated with
+ * {@code @Idempotent(key = ...)} and the {@code IdempotencyTemplate}
+ * ({@link IdempotentMethodsConfiguration}) with or without a web server.
  *
  * @author idempo
  */
@@ -86,7 +97,8 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 		IdempotencyRedisStoreProperties.class, IdempotencyLocalCacheProperties.class })
 @Import({ IdempotencyAutoConfiguration.MemoryStoreConfiguration.class, RedisStoreConfiguration.class,
 		JdbcStoreConfiguration.class, IdempotentMethodsConfiguration.class,
-		IdempotencyAutoConfiguration.WebMvcConfiguration.class })
+		IdempotencyAutoConfiguration.WebMvcConfiguration.class, IdempotencyAutoConfiguration.WebFluxConfiguration.class,
+		ReactiveStoreConfiguration.class })
 @ImportRuntimeHints(IdempotencyRuntimeHints.class)
 public final class IdempotencyAutoConfiguration {
 
@@ -333,6 +345,89 @@ public final class IdempotencyAutoConfiguration {
 					? new TransactionalIdempotency(
 							(TransactionalClaims) beanFactory.getBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME))
 					: null;
+		}
+
+	}
+
+	/**
+	 * The request flow of {@code @Idempotent} WebFlux handler methods, in reactive web
+	 * applications only.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+	@ConditionalOnClass({ IdempotencyWebFilter.class, DispatcherHandler.class })
+	static class WebFluxConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		ReactiveCallerScopeResolver idempotencyReactiveCallerScopeResolver() {
+			return new DefaultReactiveCallerScopeResolver();
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotentHandlerPolicies idempotentHandlerPolicies(IdempotencyProperties properties,
+				ConfigurableBeanFactory beanFactory) {
+			return new IdempotentHandlerPolicies(new EmbeddedValueResolver(beanFactory), properties.getResponseTtl(),
+					properties.isTransactional(), properties.getResponses().toPolicy(),
+					properties.getFingerprint().toOptions());
+		}
+
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotencyWebFilter idempotencyWebFilter(ReactiveLockingStore store, IdempotentHandlerPolicies policies,
+				@Qualifier("requestMappingHandlerMapping") HandlerMapping handlerMapping,
+				ReactiveCallerScopeResolver callerScopes, ObjectProvider<IdempotencyListener> listeners,
+				IdempotencyProperties properties) {
+			IdempotencyListener listener = CompositeIdempotencyListener.of(listeners.orderedStream().toList());
+			// the store operations' latency, as the servlet flow measures them
+			ReactiveLockingStore observed = (store instanceof OffloadedLockingStore offloaded)
+					? new OffloadedLockingStore(new ObservedLockingStore(offloaded.delegate(), listener)) : store;
+			IdempotencyWebFilter filter = new IdempotencyWebFilter(observed, policies, handlerMapping, callerScopes,
+					listener, properties.toSettings());
+			filter.setOrder(properties.getFilterOrder());
+			return filter;
+		}
+
+		/**
+		 * The Spring Cloud Gateway route filter {@code Idempotency}
+		 * ({@code filters: - Idempotency=24h,true}), where the gateway (server-webflux)
+		 * is on the class path.
+		 */
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnClass(name = "org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory")
+		static class GatewayConfiguration {
+
+			@Bean
+			@ConditionalOnMissingBean
+			IdempotencyGatewayFilterFactory idempotencyGatewayFilterFactory(IdempotencyWebFilter filter,
+					IdempotentHandlerPolicies policies) {
+				return new IdempotencyGatewayFilterFactory(filter, policies);
+			}
+
+		}
+
+		/**
+		 * Resolves every {@code @Idempotent} handler's policy at start-up, so that a bad
+		 * TTL or a transactional handler fails the application rather than its first
+		 * request.
+		 */
+		@Bean
+		SmartInitializingSingleton idempotentWebFluxHandlersValidator(IdempotentHandlerPolicies policies,
+				ObjectProvider<org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping> mappings,
+				IdempotencyProperties properties) {
+			return () -> {
+				if (!properties.getRoutes().isEmpty()) {
+					logger.warn("idempo.routes is not supported in a WebFlux application yet: its routes are not "
+							+ "protected; annotate their handler methods with @Idempotent");
+				}
+				if (!properties.getConflict().getWaitTimeout().isZero()) {
+					logger.warn("idempo.conflict.wait-timeout is not supported in a WebFlux application yet: a "
+							+ "duplicate of a request in progress gets 409 at once");
+				}
+				mappings.orderedStream()
+					.forEach((mapping) -> mapping.getHandlerMethods().values().forEach(policies::policy));
+			};
 		}
 
 	}

@@ -104,7 +104,8 @@ public class IdempotencyProperties implements Validator {
 	private List<String> excludedHeaders = new ArrayList<>(IdempotencySettings.DEFAULT_EXCLUDED_HEADERS);
 
 	/**
-	 * Order of the servlet filter that buffers protected requests and responses.
+	 * Order of the servlet filter that buffers protected requests and responses (Spring
+	 * MVC), or of the web filter that runs the request flow (WebFlux).
 	 */
 	private int filterOrder = 0;
 

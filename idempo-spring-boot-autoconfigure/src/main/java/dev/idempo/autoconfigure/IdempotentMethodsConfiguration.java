@@ -113,9 +113,11 @@ class IdempotentMethodsConfiguration {
 				IdempotencyProperties properties, ObjectProvider<ObservationRegistry> observationRegistry) {
 			IdempotencyListener listener = CompositeIdempotencyListener.of(listeners.orderedStream().toList());
 			// the offloaded store is observed as the blocking path's is
-			ReactiveLockingStore reactive = reactiveStore
-				.getIfUnique(() -> new OffloadedLockingStore(new ObservedLockingStore(store, listener,
-						observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP))));
+			ReactiveLockingStore reactive = reactiveStore.getIfUnique(() -> new OffloadedLockingStore(store));
+			if (reactive instanceof OffloadedLockingStore offloaded) {
+				reactive = new OffloadedLockingStore(new ObservedLockingStore(offloaded.delegate(), listener,
+						observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP)));
+			}
 			return new ReactiveIdempotentCalls(reactive, listener, properties.toSettings(), calls.results());
 		}
 

@@ -2,18 +2,10 @@ package dev.idempo.web;
 
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
@@ -30,14 +22,14 @@ import dev.idempo.web.testapp.RoutedEndpoints;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
-import org.springframework.boot.test.web.server.LocalServerPort;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The HTTP behaviour every store must give a client: replay, 409, 422, expiry, exactly
- * one execution under concurrent duplicates, requests rejected before the handler left
- * unstored, and comma-combined keys refused. Each store has a subclass that points the
+ * The HTTP behaviour every store must give a client of Spring MVC: the store-neutral
+ * request flow ({@link RequestFlowHttpContract}: replay, 409, 422, exactly one execution
+ * under concurrent duplicates, comma-combined keys refused), and expiry and requests
+ * rejected before the handler left unstored. Each store has a subclass that points the
  * application at it. Every test runs twice: against the {@code @Idempotent} handlers
  * under {@code /t}, and against the same endpoints under {@code /r}
  * ({@link RoutedEndpoints}: functional endpoints, and a handler method without the
@@ -50,79 +42,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 				"idempo.routes[0].ttl=${test.short-ttl}", "idempo.routes[1].path=/r/**" })
 @ParameterizedClass(name = "endpoints under {0}")
 @ValueSource(strings = { "/t", "/r" })
-public abstract class IdempotencyHttpContractTests {
+public abstract class IdempotencyHttpContractTests extends RequestFlowHttpContract {
 
 	/** Where the endpoints are: {@code /t} annotated, {@code /r} routed. */
 	@Parameter
 	String endpoints;
-
-	@LocalServerPort
-	int port;
 
 	@Autowired
 	Executions executions;
 
 	@Autowired
 	MeterRegistry meterRegistry;
-
-	TestHttp http;
-
-	@BeforeEach
-	void setUpClient() {
-		this.http = new TestHttp(this.port);
-	}
-
-	@Test
-	void retryReplaysTheFirstResponse() {
-		String key = TestHttp.newKey();
-		int before = this.executions.count("orders");
-		HttpResponse<byte[]> first = this.http.postWithKey(path("/orders"), key, "{\"item\":\"book\",\"quantity\":2}");
-		HttpResponse<byte[]> second = this.http.postWithKey(path("/orders"), key, "{\"item\":\"book\",\"quantity\":2}");
-		assertThat(first.statusCode()).isEqualTo(201);
-		assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
-		assertThat(second.statusCode()).isEqualTo(201);
-		assertThat(second.headers().firstValue("Idempotent-Replayed")).hasValue("true");
-		assertThat(second.body()).isEqualTo(first.body());
-		assertThat(second.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location"));
-		assertThat(this.executions.count("orders")).isEqualTo(before + 1);
-	}
-
-	@Test
-	void reuseWithAnotherBodyIs422AndDoesNotRunTheHandler() {
-		String key = TestHttp.newKey();
-		this.http.postWithKey(path("/orders"), key, "{\"item\":\"book\",\"quantity\":2}");
-		int before = this.executions.count("orders");
-		HttpResponse<byte[]> reused = this.http.postWithKey(path("/orders"), key, "{\"item\":\"book\",\"quantity\":3}");
-		assertThat(reused.statusCode()).isEqualTo(422);
-		assertThat(reused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-		assertThat(TestHttp.text(reused)).contains("\"type\":\"https://idempo.dev/problems/key-reused\"");
-		assertThat(this.executions.count("orders")).isEqualTo(before);
-	}
-
-	@Test
-	void duplicateWhileTheFirstRunsIs409WithRetryAfter() throws Exception {
-		String key = TestHttp.newKey();
-		this.executions.holdHandlers();
-		ExecutorService executor = Executors.newSingleThreadExecutor();
-		try {
-			Future<HttpResponse<byte[]>> first = executor.submit(() -> this.http.postWithKey(path("/slow"), key, "{}"));
-			assertThat(this.executions.awaitEntered()).isTrue();
-			HttpResponse<byte[]> duplicate = this.http.postWithKey(path("/slow"), key, "{}");
-			assertThat(duplicate.statusCode()).isEqualTo(409);
-			assertThat(duplicate.headers().firstValue("Retry-After")).hasValue("1");
-			assertThat(TestHttp.text(duplicate)).contains("https://idempo.dev/problems/request-in-progress");
-			this.executions.releaseHandlers();
-			HttpResponse<byte[]> original = first.get(30, TimeUnit.SECONDS);
-			assertThat(original.statusCode()).isEqualTo(200);
-			HttpResponse<byte[]> retry = this.http.postWithKey(path("/slow"), key, "{}");
-			assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
-			assertThat(retry.body()).isEqualTo(original.body());
-		}
-		finally {
-			this.executions.releaseHandlers();
-			executor.shutdownNow();
-		}
-	}
 
 	static Stream<Arguments> rejectedBeforeTheHandler() {
 		String order = "{\"item\":\"book\",\"quantity\":2}";
@@ -216,37 +146,14 @@ public abstract class IdempotencyHttpContractTests {
 		assertThat(this.executions.count(endpoint)).isEqualTo(before + 1);
 	}
 
-	/**
-	 * Intermediaries may join repeated header lines with commas: a bare {@code a1, a2} is
-	 * two keys (400, as two lines are), a quoted {@code "a1, a2"} one key.
-	 */
-	@Test
-	void bareKeyWithACommaIsTwoKeysAndAQuotedOneIsOne() {
-		String first = TestHttp.newKey();
-		String second = TestHttp.newKey();
-		int before = this.executions.count("object");
-		for (String combined : List.of(first + ", " + second, first + "," + second)) {
-			HttpResponse<byte[]> response = this.http.postWithKey(path("/object"), combined, "{}");
-			assertThat(response.statusCode()).isEqualTo(400);
-			assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
-			assertThat(TestHttp.text(response)).contains("\"type\":\"https://idempo.dev/problems/invalid-key\"");
-		}
-		assertThat(this.executions.count("object")).isEqualTo(before);
-		String quoted = "\"" + first + ", " + second + "\"";
-		HttpResponse<byte[]> executed = this.http.postWithKey(path("/object"), quoted, "{}");
-		assertThat(executed.statusCode()).isEqualTo(200);
-		assertThat(executed.headers().firstValue("Idempotent-Replayed")).isEmpty();
-		HttpResponse<byte[]> replayed = this.http.postWithKey(path("/object"), quoted, "{}");
-		assertThat(replayed.headers().firstValue("Idempotent-Replayed")).hasValue("true");
-		assertThat(replayed.body()).isEqualTo(executed.body());
-		// neither half is that key
-		assertThat(this.http.postWithKey(path("/object"), first, "{}").headers().firstValue("Idempotent-Replayed"))
-			.isEmpty();
-		assertThat(this.executions.count("object")).isEqualTo(before + 2);
+	@Override
+	protected String path(String endpoint) {
+		return this.endpoints + endpoint;
 	}
 
-	private String path(String endpoint) {
-		return this.endpoints + endpoint;
+	@Override
+	protected HandlerExecutions executions() {
+		return this.executions;
 	}
 
 	private double notStored(String reason) {
@@ -273,50 +180,6 @@ public abstract class IdempotencyHttpContractTests {
 		assertThat(later.statusCode()).isEqualTo(200);
 		assertThat(later.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(later.body()).isNotEqualTo(first.body());
-	}
-
-	@Test
-	void fiftyConcurrentDuplicatesRunTheHandlerExactlyOnce() throws Exception {
-		int requests = 50;
-		String key = TestHttp.newKey();
-		String body = "{\"item\":\"race\",\"quantity\":1}";
-		int before = this.executions.count("orders");
-		ExecutorService executor = Executors.newFixedThreadPool(requests);
-		try {
-			CountDownLatch start = new CountDownLatch(1);
-			List<Future<HttpResponse<byte[]>>> futures = new ArrayList<>();
-			for (int i = 0; i < requests; i++) {
-				futures.add(executor.submit(() -> {
-					start.await();
-					return this.http.postWithKey(path("/orders"), key, body);
-				}));
-			}
-			start.countDown();
-			List<HttpResponse<byte[]>> executed = new ArrayList<>();
-			List<HttpResponse<byte[]>> replayed = new ArrayList<>();
-			int conflicts = 0;
-			for (Future<HttpResponse<byte[]>> future : futures) {
-				HttpResponse<byte[]> response = future.get(60, TimeUnit.SECONDS);
-				if (response.statusCode() == 409) {
-					conflicts++;
-				}
-				else {
-					assertThat(response.statusCode()).isEqualTo(201);
-					(response.headers().firstValue("Idempotent-Replayed").isPresent() ? replayed : executed)
-						.add(response);
-				}
-			}
-			assertThat(executed).hasSize(1);
-			assertThat(replayed)
-				.allSatisfy((response) -> assertThat(response.body()).isEqualTo(executed.get(0).body()));
-			assertThat(executed.size() + replayed.size() + conflicts).isEqualTo(requests);
-			assertThat(this.executions.count("orders")).isEqualTo(before + 1);
-		}
-		finally {
-			executor.shutdownNow();
-		}
-		HttpResponse<byte[]> after = this.http.postWithKey(path("/orders"), key, body);
-		assertThat(after.headers().firstValue("Idempotent-Replayed")).hasValue("true");
 	}
 
 }

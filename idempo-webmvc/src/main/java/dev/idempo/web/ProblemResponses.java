@@ -1,7 +1,6 @@
 package dev.idempo.web;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,6 +12,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.idempo.core.ProblemJson;
+
 /**
  * Writes idempo's own error responses as {@code application/problem+json}. They are
  * written directly rather than thrown, so that no application exception handler can turn
@@ -22,7 +23,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class ProblemResponses {
 
-	static final String PROBLEM_JSON = "application/problem+json";
+	static final String PROBLEM_JSON = ProblemJson.MEDIA_TYPE;
 
 	private static final Log logger = LogFactory.getLog(ProblemResponses.class);
 
@@ -66,72 +67,18 @@ final class ProblemResponses {
 		}
 		members.put("type", problem.type().toString());
 		members.put("status", problem.status().value());
-		StringBuilder json = new StringBuilder(256).append('{');
-		members.forEach((name, value) -> {
-			if (name == null) {
-				return;
-			}
-			if (json.length() > 1) {
-				json.append(',');
-			}
-			appendString(json, name);
-			json.append(':');
-			if (value == null) {
-				json.append("null");
-			}
-			else if (value instanceof Boolean || (value instanceof Number number && isFinite(number))) {
-				json.append(value);
-			}
-			else {
-				appendString(json, value.toString());
-			}
-		});
-		json.append('}');
-		return json.toString().getBytes(StandardCharsets.UTF_8);
-	}
-
-	private static boolean isFinite(Number number) {
-		return !(number instanceof Double || number instanceof Float) || Double.isFinite(number.doubleValue());
+		return ProblemJson.render(members);
 	}
 
 	private static Map<String, Object> members(HttpServletRequest request, IdempotencyProblem problem, String detail) {
-		Map<String, Object> members = new LinkedHashMap<>();
-		members.put("type", problem.type().toString());
-		members.put("title", problem.title());
-		members.put("status", problem.status().value());
-		members.put("detail", detail);
-		members.put("instance", request.getRequestURI());
-		return members;
+		return ProblemJson.members(problem.neutral(), detail, request.getRequestURI());
 	}
 
 	/**
 	 * {@code Retry-After} takes whole seconds; round up so clients never come back early.
 	 */
 	static long seconds(Duration duration) {
-		return (duration.getNano() > 0) ? duration.getSeconds() + 1 : duration.getSeconds();
-	}
-
-	private static void appendString(StringBuilder json, String value) {
-		json.append('"');
-		for (int i = 0; i < value.length(); i++) {
-			char c = value.charAt(i);
-			switch (c) {
-				case '"' -> json.append("\\\"");
-				case '\\' -> json.append("\\\\");
-				case '\n' -> json.append("\\n");
-				case '\r' -> json.append("\\r");
-				case '\t' -> json.append("\\t");
-				default -> {
-					if (c < 0x20 || c > 0x7E) {
-						json.append(String.format("\\u%04x", (int) c));
-					}
-					else {
-						json.append(c);
-					}
-				}
-			}
-		}
-		json.append('"');
+		return ProblemJson.seconds(duration);
 	}
 
 }

@@ -4,11 +4,12 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
 
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -16,6 +17,7 @@ import jakarta.servlet.http.Part;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.core.Digests;
+import dev.idempo.core.RequestFingerprints;
 import dev.idempo.core.StorageKeys;
 
 /**
@@ -32,8 +34,6 @@ import dev.idempo.core.StorageKeys;
  */
 public final class RequestFingerprint {
 
-	private static final int VERSION = 1;
-
 	private RequestFingerprint() {
 	}
 
@@ -46,13 +46,7 @@ public final class RequestFingerprint {
 	 * @return the fingerprint as lowercase hex
 	 */
 	public static String of(String method, String path, @Nullable String query, byte[] body) {
-		MessageDigest digest = Digests.sha256();
-		Digests.field(digest, "fingerprint/" + VERSION);
-		Digests.field(digest, method);
-		Digests.field(digest, path);
-		Digests.field(digest, (query != null) ? "?" + query : "");
-		Digests.field(digest, body);
-		return Digests.hex(digest);
+		return RequestFingerprints.of(method, path, query, body);
 	}
 
 	/**
@@ -75,11 +69,7 @@ public final class RequestFingerprint {
 	 * @return whether the body is a form
 	 */
 	public static boolean isForm(@Nullable String contentType) {
-		if (contentType == null) {
-			return false;
-		}
-		String type = contentType.toLowerCase(Locale.ROOT);
-		return type.startsWith("application/x-www-form-urlencoded") || type.startsWith("multipart/");
+		return RequestFingerprints.isForm(contentType);
 	}
 
 	/**
@@ -93,14 +83,9 @@ public final class RequestFingerprint {
 	public static byte[] canonicalForm(HttpServletRequest request) throws IOException {
 		ByteArrayOutputStream bytes = new ByteArrayOutputStream();
 		DataOutputStream out = new DataOutputStream(bytes);
-		for (Map.Entry<String, String[]> parameter : new TreeMap<>(request.getParameterMap()).entrySet()) {
-			writeField(out, "p");
-			writeField(out, parameter.getKey());
-			out.writeInt(parameter.getValue().length);
-			for (String value : parameter.getValue()) {
-				writeField(out, value);
-			}
-		}
+		Map<String, List<String>> parameters = new LinkedHashMap<>();
+		request.getParameterMap().forEach((name, values) -> parameters.put(name, Arrays.asList(values)));
+		RequestFingerprints.writeParameters(out, parameters);
 		String contentType = request.getContentType();
 		if (contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith("multipart/")) {
 			try {
@@ -121,9 +106,7 @@ public final class RequestFingerprint {
 	}
 
 	private static void writeField(DataOutputStream out, String value) throws IOException {
-		byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
-		out.writeInt(bytes.length);
-		out.write(bytes);
+		RequestFingerprints.writeField(out, value);
 	}
 
 	private static byte[] digest(Part part) throws IOException {

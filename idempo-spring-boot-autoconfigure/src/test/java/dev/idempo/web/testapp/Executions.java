@@ -6,12 +6,14 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import dev.idempo.web.HandlerExecutions;
+
 /**
  * Counts handler executions per endpoint and lets tests hold a handler inside its body.
  *
  * @author idempo
  */
-public class Executions {
+public class Executions implements HandlerExecutions {
 
 	private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
 
@@ -23,21 +25,25 @@ public class Executions {
 		return this.counts.computeIfAbsent(endpoint, (key) -> new AtomicInteger()).incrementAndGet();
 	}
 
+	@Override
 	public int count(String endpoint) {
 		AtomicInteger count = this.counts.get(endpoint);
 		return (count != null) ? count.get() : 0;
 	}
 
 	/** Makes the next blocking handlers wait until {@link #releaseHandlers()}. */
+	@Override
 	public void holdHandlers() {
 		this.entered = new CountDownLatch(1);
 		this.release = new CountDownLatch(1);
 	}
 
+	@Override
 	public void releaseHandlers() {
 		this.release.countDown();
 	}
 
+	@Override
 	public boolean awaitEntered() throws InterruptedException {
 		return this.entered.await(30, TimeUnit.SECONDS);
 	}

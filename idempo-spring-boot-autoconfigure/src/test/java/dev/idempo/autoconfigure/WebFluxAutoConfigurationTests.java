@@ -1,0 +1,136 @@
+package dev.idempo.autoconfigure;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+import dev.idempo.Idempotent;
+import dev.idempo.store.ClaimResult;
+import dev.idempo.store.Lease;
+import dev.idempo.store.OffloadedLockingStore;
+import dev.idempo.store.ReactiveLockingStore;
+import dev.idempo.store.StoredRecord;
+import dev.idempo.store.memory.InMemoryLockingStore;
+import dev.idempo.web.IdempotencyInterceptor;
+import dev.idempo.webflux.IdempotencyWebFilter;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The WebFlux side of {@link IdempotencyAutoConfiguration}: the web filter in reactive
+ * applications only, the offloaded reactive store unless one is defined, and
+ * transactional handlers refused at start-up.
+ *
+ * @author idempo
+ */
+class WebFluxAutoConfigurationTests {
+
+	private final ReactiveWebApplicationContextRunner contextRunner = new ReactiveWebApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(WebFluxAutoConfiguration.class, IdempotencyAutoConfiguration.class));
+
+	@Test
+	void reactiveApplicationGetsTheWebFilterOnTheOffloadedStore() {
+		this.contextRunner.run((context) -> {
+			assertThat(context).hasSingleBean(IdempotencyWebFilter.class).doesNotHaveBean(IdempotencyInterceptor.class);
+			assertThat(context).getBean("idempotencyReactiveLockingStore")
+				.isInstanceOfSatisfying(OffloadedLockingStore.class,
+						(store) -> assertThat(store.delegate()).isInstanceOf(InMemoryLockingStore.class));
+		});
+	}
+
+	@Test
+	void reactiveStoreDefinedBeforeWins() {
+		this.contextRunner.withUserConfiguration(OwnReactiveStore.class).run((context) -> {
+			assertThat(context).hasSingleBean(ReactiveLockingStore.class)
+				.doesNotHaveBean("idempotencyReactiveLockingStore");
+			assertThat(context.getBean(ReactiveLockingStore.class)).isSameAs(OwnReactiveStore.STORE);
+		});
+	}
+
+	@Test
+	void servletApplicationGetsNoWebFilter() {
+		new WebApplicationContextRunner().withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
+			.run((context) -> assertThat(context).doesNotHaveBean(IdempotencyWebFilter.class));
+	}
+
+	@Test
+	void transactionalHandlerFailsStartUpNamingIt() {
+		this.contextRunner.withUserConfiguration(TransactionalController.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure())
+				.hasMessageContaining("@Idempotent(transactional = true) on the WebFlux handler")
+				.hasMessageContaining("TransactionalController#pay");
+		});
+	}
+
+	@Test
+	void badTtlFailsStartUpNamingTheHandler() {
+		this.contextRunner.withUserConfiguration(BadTtlController.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).hasMessageContaining("@Idempotent(ttl = \"soon\")")
+				.hasMessageContaining("BadTtlController#pay");
+		});
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnReactiveStore {
+
+		static final ReactiveLockingStore STORE = new ReactiveLockingStore() {
+
+			@Override
+			public Mono<ClaimResult> claim(String key, Duration lockTtl) {
+				return Mono.just(ClaimResult.InProgress.instance());
+			}
+
+			@Override
+			public Mono<Boolean> complete(Lease lease, StoredRecord record, Duration ttl) {
+				return Mono.just(false);
+			}
+
+			@Override
+			public Mono<Boolean> release(Lease lease) {
+				return Mono.just(false);
+			}
+
+		};
+
+		@Bean
+		ReactiveLockingStore ownReactiveStore() {
+			return STORE;
+		}
+
+	}
+
+	@RestController
+	static class TransactionalController {
+
+		@PostMapping("/pay")
+		@Idempotent(transactional = true)
+		Mono<String> pay() {
+			return Mono.just("paid");
+		}
+
+	}
+
+	@RestController
+	static class BadTtlController {
+
+		@PostMapping("/pay")
+		@Idempotent(ttl = "soon")
+		Mono<String> pay() {
+			return Mono.just("paid");
+		}
+
+	}
+
+}

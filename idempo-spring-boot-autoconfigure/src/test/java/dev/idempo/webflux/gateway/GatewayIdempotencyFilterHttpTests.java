@@ -1,0 +1,221 @@
+package dev.idempo.webflux.gateway;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import dev.idempo.web.TestHttp;
+
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.security.config.web.server.ServerHttpSecurity;
+import org.springframework.security.web.server.SecurityWebFilterChain;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A Spring Cloud Gateway (server-webflux) in front of a backend that is no Spring
+ * application, a JDK {@code HttpServer} that counts how often each order runs: the route
+ * with the {@code Idempotency} filter forwards each key once and replays the backend's
+ * response to retries; the same route without it forwards every retry, so these tests can
+ * fail.
+ *
+ * @author idempo
+ */
+@SpringBootTest(classes = GatewayIdempotencyFilterHttpTests.Gateway.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "spring.main.web-application-type=reactive", "idempo.store.type=memory" })
+class GatewayIdempotencyFilterHttpTests {
+
+	private static final Backend backend = Backend.start();
+
+	@LocalServerPort
+	int port;
+
+	@DynamicPropertySource
+	static void backendRoutes(DynamicPropertyRegistry registry) {
+		// all of the list in one property source: Boot binds a list from one source only
+		String routes = "spring.cloud.gateway.server.webflux.routes";
+		registry.add(routes + "[0].id", () -> "protected");
+		registry.add(routes + "[0].uri", backend::url);
+		registry.add(routes + "[0].predicates[0]", () -> "Path=/protected/**");
+		registry.add(routes + "[0].filters[0]", () -> "Idempotency=1h,true");
+		registry.add(routes + "[1].id", () -> "plain");
+		registry.add(routes + "[1].uri", backend::url);
+		registry.add(routes + "[1].predicates[0]", () -> "Path=/plain/**");
+	}
+
+	@AfterAll
+	static void stopBackend() {
+		backend.server.stop(0);
+	}
+
+	@Test
+	void theFirstRequestReachesTheBackendAndItsRetryIsReplayedByTheGateway() {
+		TestHttp http = new TestHttp(this.port);
+		String order = TestHttp.newKey();
+		String key = TestHttp.newKey();
+		HttpResponse<byte[]> first = http.post("/protected/orders", body(order), "Idempotency-Key", key);
+		HttpResponse<byte[]> retry = http.post("/protected/orders", body(order), "Idempotency-Key", key);
+		assertThat(first.statusCode()).isEqualTo(201);
+		assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(retry.statusCode()).isEqualTo(201);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(retry.headers().firstValue("X-Backend")).hasValue("jdk");
+		assertThat(backend.runs(order)).isOne();
+	}
+
+	@Test
+	void withoutTheFilterEveryRetryReachesTheBackend() {
+		TestHttp http = new TestHttp(this.port);
+		String order = TestHttp.newKey();
+		String key = TestHttp.newKey();
+		assertThat(http.post("/plain/orders", body(order), "Idempotency-Key", key).statusCode()).isEqualTo(201);
+		assertThat(http.post("/plain/orders", body(order), "Idempotency-Key", key).statusCode()).isEqualTo(201);
+		assertThat(backend.runs(order)).isEqualTo(2);
+	}
+
+	@Test
+	void concurrentDuplicatesReachTheBackendOnce() throws Exception {
+		String order = TestHttp.newKey();
+		String key = TestHttp.newKey();
+		int requests = 16;
+		ExecutorService clients = Executors.newFixedThreadPool(requests);
+		try {
+			CountDownLatch start = new CountDownLatch(1);
+			List<Future<HttpResponse<byte[]>>> answers = new ArrayList<>();
+			for (int i = 0; i < requests; i++) {
+				answers.add(clients.submit(() -> {
+					start.await();
+					return new TestHttp(this.port).post("/protected/orders", body(order), "Idempotency-Key", key);
+				}));
+			}
+			start.countDown();
+			for (Future<HttpResponse<byte[]>> answer : answers) {
+				HttpResponse<byte[]> response = answer.get(60, TimeUnit.SECONDS);
+				assertThat(response.statusCode()).isIn(201, 409);
+				if (response.statusCode() == 409) {
+					assertThat(response.headers().firstValue("Retry-After")).isPresent();
+				}
+			}
+		}
+		finally {
+			clients.shutdownNow();
+		}
+		assertThat(backend.runs(order)).isOne();
+	}
+
+	@Test
+	void aRouteThatRequiresAKeyRefusesARequestWithoutOneBeforeTheBackend() {
+		String order = TestHttp.newKey();
+		HttpResponse<byte[]> response = new TestHttp(this.port).post("/protected/orders", body(order));
+		assertThat(response.statusCode()).isEqualTo(400);
+		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(backend.runs(order)).isZero();
+	}
+
+	@Test
+	void aKeyReusedWithAnotherBodyIsRefusedWith422() {
+		TestHttp http = new TestHttp(this.port);
+		String key = TestHttp.newKey();
+		String order = TestHttp.newKey();
+		String other = TestHttp.newKey();
+		assertThat(http.post("/protected/orders", body(order), "Idempotency-Key", key).statusCode()).isEqualTo(201);
+		assertThat(http.post("/protected/orders", body(other), "Idempotency-Key", key).statusCode()).isEqualTo(422);
+		assertThat(backend.runs(other)).isZero();
+	}
+
+	private static String body(String order) {
+		return "{\"order\":\"" + order + "\"}";
+	}
+
+	@SpringBootConfiguration
+	@EnableAutoConfiguration
+	static class Gateway {
+
+		// Spring Security is on the test class path: a gateway that lets every request
+		// through
+		@Bean
+		SecurityWebFilterChain securityWebFilterChain(ServerHttpSecurity http) {
+			return http.authorizeExchange((exchanges) -> exchanges.anyExchange().permitAll())
+				.csrf((csrf) -> csrf.disable())
+				.build();
+		}
+
+	}
+
+	/** The backend: counts the runs of each order, answers 201 after some work. */
+	record Backend(HttpServer server, Map<String, AtomicInteger> runs) {
+
+		static Backend start() {
+			try {
+				HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+				Backend backend = new Backend(server, new ConcurrentHashMap<>());
+				server.createContext("/", backend::handle);
+				server.setExecutor(Executors.newFixedThreadPool(8));
+				server.start();
+				return backend;
+			}
+			catch (IOException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}
+
+		String url() {
+			return "http://127.0.0.1:" + this.server.getAddress().getPort();
+		}
+
+		int runs(String order) {
+			AtomicInteger runs = this.runs.get(order);
+			return (runs != null) ? runs.get() : 0;
+		}
+
+		private void handle(HttpExchange exchange) throws IOException {
+			String body;
+			try (InputStream in = exchange.getRequestBody()) {
+				body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+			}
+			String order = body.replaceAll(".*\"order\":\"([^\"]+)\".*", "$1");
+			int run = this.runs.computeIfAbsent(order, (k) -> new AtomicInteger()).incrementAndGet();
+			try {
+				// the backend's work: long enough for duplicates to arrive meanwhile
+				Thread.sleep(200);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			byte[] answer = ("{\"order\":\"" + order + "\",\"run\":" + run + ",\"at\":" + System.nanoTime() + "}")
+				.getBytes(StandardCharsets.UTF_8);
+			exchange.getResponseHeaders().set("Content-Type", "application/json");
+			exchange.getResponseHeaders().set("X-Backend", "jdk");
+			exchange.sendResponseHeaders(201, answer.length);
+			exchange.getResponseBody().write(answer);
+			exchange.close();
+		}
+
+	}
+
+}

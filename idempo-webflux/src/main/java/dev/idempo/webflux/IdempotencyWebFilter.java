@@ -1,0 +1,364 @@
+package dev.idempo.webflux;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import dev.idempo.Idempotent;
+import dev.idempo.core.CapturedResponse;
+import dev.idempo.core.FingerprintOptions;
+import dev.idempo.core.IdempotencyKeyParser;
+import dev.idempo.core.IdempotencyListener;
+import dev.idempo.core.IdempotencyListener.RequestOutcome;
+import dev.idempo.core.IdempotencyProblemType;
+import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.InvalidIdempotencyKeyException;
+import dev.idempo.core.ProblemJson;
+import dev.idempo.core.RequestFingerprints;
+import dev.idempo.core.ResponseEnvelope;
+import dev.idempo.core.StorageKeys;
+import dev.idempo.store.ClaimResult;
+import dev.idempo.store.ReactiveLockingStore;
+import dev.idempo.store.StoredRecord;
+
+import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.reactive.HandlerMapping;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+
+/**
+ * The request flow for Spring WebFlux handler methods annotated with {@link Idempotent}:
+ * for a protected request it parses the key, fingerprints the request, claims the key on
+ * a {@link ReactiveLockingStore}, and then lets the handler run, replays the stored
+ * response, or answers with a problem, as Spring MVC's flow does, with the same statuses,
+ * problem types and records. Nothing here blocks: the store answers {@code Mono}s, and
+ * the request body is read as the server delivers it.
+ * <p>
+ * The handler of a request is looked up in the given {@link HandlerMapping} (the one of
+ * {@code @RequestMapping} methods); requests another mapping serves pass through.
+ *
+ * @author idempo
+ */
+public class IdempotencyWebFilter implements WebFilter, Ordered {
+
+	private static final Log logger = LogFactory.getLog(IdempotencyWebFilter.class);
+
+	private static final Set<String> PROTECTED_METHODS = Set.of("POST", "PUT", "PATCH", "DELETE");
+
+	private final ReactiveLockingStore store;
+
+	private final IdempotentHandlerPolicies policies;
+
+	private final HandlerMapping handlerMapping;
+
+	private final ReactiveCallerScopeResolver callerScopes;
+
+	private final IdempotencyListener listener;
+
+	private final IdempotencySettings settings;
+
+	private int order;
+
+	/**
+	 * Creates a filter.
+	 * @param store the store
+	 * @param policies the policies of annotated handlers
+	 * @param handlerMapping finds a request's handler method
+	 * @param callerScopes the caller scope of a request
+	 * @param listener the listener for metrics
+	 * @param settings the settings
+	 */
+	public IdempotencyWebFilter(ReactiveLockingStore store, IdempotentHandlerPolicies policies,
+			HandlerMapping handlerMapping, ReactiveCallerScopeResolver callerScopes, IdempotencyListener listener,
+			IdempotencySettings settings) {
+		this.store = store;
+		this.policies = policies;
+		this.handlerMapping = handlerMapping;
+		this.callerScopes = callerScopes;
+		this.listener = listener;
+		this.settings = settings;
+	}
+
+	/**
+	 * Sets where the filter runs among the application's web filters (default 0, after
+	 * Spring Security's).
+	 * @param order the order
+	 */
+	public void setOrder(int order) {
+		this.order = order;
+	}
+
+	@Override
+	public int getOrder() {
+		return this.order;
+	}
+
+	@Override
+	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+		if (!PROTECTED_METHODS.contains(exchange.getRequest().getMethod().name())) {
+			return chain.filter(exchange);
+		}
+		return this.handlerMapping.getHandler(exchange)
+			// a request no handler method takes (405, 415, 404) is the dispatcher's to
+			// answer
+			.onErrorResume((ex) -> Mono.empty())
+			.mapNotNull((handler) -> (handler instanceof HandlerMethod method) ? this.policies.policy(method) : null)
+			.map(Optional::of)
+			.defaultIfEmpty(Optional.empty())
+			.flatMap((policy) -> policy.isPresent() ? protectKeyed(exchange, chain, policy.get())
+					: chain.filter(exchange));
+	}
+
+	/**
+	 * Runs a request through the request flow under {@code policy}, whatever its handler:
+	 * how a gateway route's {@code Idempotency} filter protects the backend behind it.
+	 * @param exchange the exchange
+	 * @param chain what handles the request (the rest of the route's filters)
+	 * @param policy the route's policy
+	 * @return completion of the exchange
+	 */
+	Mono<Void> protect(ServerWebExchange exchange, WebFilterChain chain, IdempotentHandlerPolicies.Policy policy) {
+		if (!PROTECTED_METHODS.contains(exchange.getRequest().getMethod().name())) {
+			return chain.filter(exchange);
+		}
+		return protectKeyed(exchange, chain, policy);
+	}
+
+	private Mono<Void> protectKeyed(ServerWebExchange exchange, WebFilterChain chain,
+			IdempotentHandlerPolicies.Policy policy) {
+		String key;
+		try {
+			key = IdempotencyKeyParser.parse(keyHeaders(exchange.getRequest()));
+		}
+		catch (InvalidIdempotencyKeyException ex) {
+			return reject(exchange, RequestOutcome.INVALID_KEY, IdempotencyProblemType.INVALID_KEY,
+					ex.getMessage() + ".", null);
+		}
+		if (key == null) {
+			if (policy.required() || this.settings.keyRequired()) {
+				return reject(exchange, RequestOutcome.MISSING_KEY, IdempotencyProblemType.MISSING_KEY,
+						"This endpoint requires an " + this.settings.keyHeader() + " header.", null);
+			}
+			return chain.filter(exchange);
+		}
+		return this.callerScopes.resolve(exchange)
+			.switchIfEmpty(Mono.error(() -> new IllegalStateException(
+					"The ReactiveCallerScopeResolver " + this.callerScopes + " completed without a caller scope")))
+			.flatMap((scope) -> readBody(exchange, policy.fingerprint()).flatMap((body) -> {
+				if (body.fingerprint() == null) {
+					return reject(exchange, RequestOutcome.REQUEST_TOO_LARGE, IdempotencyProblemType.REQUEST_TOO_LARGE,
+							"The request body is larger than " + this.settings.maxRequestSize()
+									+ " bytes, the most an idempotent request may send.",
+							null);
+				}
+				return claim(body.exchange(), chain,
+						new Claiming(StorageKeys.of(scope, key), body.fingerprint(), policy));
+			}));
+	}
+
+	private List<String> keyHeaders(ServerHttpRequest request) {
+		HttpHeaders headers = request.getHeaders();
+		List<String> values = new ArrayList<>(1);
+		values.addAll(headers.getOrEmpty(this.settings.keyHeader()));
+		for (String alias : this.settings.keyHeaderAliases()) {
+			if (!alias.equalsIgnoreCase(this.settings.keyHeader())) {
+				values.addAll(headers.getOrEmpty(alias));
+			}
+		}
+		return values;
+	}
+
+	/**
+	 * Reads the body to fingerprint it, and hands the handler an exchange that reads the
+	 * same bytes again. A form's parsed parameters stand in for its bytes, as on Spring
+	 * MVC; the exchange parses them once and keeps them for the handler.
+	 */
+	private Mono<Body> readBody(ServerWebExchange exchange, FingerprintOptions options) {
+		ServerHttpRequest request = exchange.getRequest();
+		String contentType = request.getHeaders().getFirst(HttpHeaders.CONTENT_TYPE);
+		if (RequestFingerprints.isForm(contentType)) {
+			return FormFingerprints.canonicalForm(exchange)
+				.map((form) -> new Body(fingerprint(request, form, options), exchange));
+		}
+		int limit = (int) Math.min(Integer.MAX_VALUE, this.settings.maxRequestSize());
+		return DataBufferUtils.join(request.getBody(), limit)
+			.map(IdempotencyWebFilter::bytes)
+			.defaultIfEmpty(new byte[0])
+			.map((bytes) -> new Body(fingerprint(request, options.body(contentType, bytes), options),
+					withBody(exchange, bytes)))
+			.onErrorResume(DataBufferLimitException.class, (ex) -> Mono.just(new Body(null, exchange)));
+	}
+
+	private static String fingerprint(ServerHttpRequest request, byte[] body, FingerprintOptions options) {
+		String fingerprint = RequestFingerprints.of(request.getMethod().name(), request.getURI().getRawPath(),
+				request.getURI().getRawQuery(), body);
+		return options.withHeaders(fingerprint, (name) -> request.getHeaders().getOrEmpty(name));
+	}
+
+	private static ServerWebExchange withBody(ServerWebExchange exchange, byte[] body) {
+		ServerHttpRequest request = new ServerHttpRequestDecorator(exchange.getRequest()) {
+
+			@Override
+			public Flux<DataBuffer> getBody() {
+				return (body.length == 0) ? Flux.empty()
+						: Flux.defer(() -> Flux.just(exchange.getResponse().bufferFactory().wrap(body)));
+			}
+
+		};
+		return exchange.mutate().request(request).build();
+	}
+
+	/**
+	 * Claims the key, then replays, answers 409 or 422, refuses or runs the handler
+	 * unprotected if the store fails, or runs the handler under the claim.
+	 */
+	private Mono<Void> claim(ServerWebExchange exchange, WebFilterChain chain, Claiming claiming) {
+		return this.store.claim(claiming.storageKey(), this.settings.lockTtl())
+			.<Object>map((result) -> result)
+			.onErrorResume((ex) -> Mono.just(new StoreFailure(ex)))
+			.switchIfEmpty(Mono.fromSupplier(() -> new StoreFailure(
+					new IllegalStateException("The store " + this.store.name() + " answered no claim"))))
+			.flatMap((outcome) -> {
+				if (outcome instanceof StoreFailure failure) {
+					return storeFailed(exchange, chain, failure.cause());
+				}
+				if (outcome instanceof ClaimResult.Completed completed) {
+					return replay(exchange, chain, completed.record(), claiming);
+				}
+				if (outcome instanceof ClaimResult.Acquired acquired) {
+					return execute(exchange, chain, new ReactiveExecution(this.store, acquired.lease(), this.listener,
+							this.settings, claiming.fingerprint(), claiming.policy()));
+				}
+				return reject(exchange, RequestOutcome.CONFLICT, IdempotencyProblemType.IN_PROGRESS,
+						"A request with the same idempotency key is still being processed; retry later.",
+						this.settings.conflictRetryAfter());
+			});
+	}
+
+	private Mono<Void> execute(ServerWebExchange exchange, WebFilterChain chain, ReactiveExecution execution) {
+		CapturingServerHttpResponse response = new CapturingServerHttpResponse(exchange.getResponse(), execution,
+				this.settings::isReplayable);
+		ServerWebExchange protectedExchange = exchange.mutate().response(response).build();
+		execution.startRenewal();
+		this.listener.onRequest(RequestOutcome.EXECUTED);
+		return chain.filter(protectedExchange)
+			.onErrorResume((ex) -> execution.fail().then(Mono.error(ex)))
+			.then(Mono.defer(response::settleWithoutBody))
+			.doOnCancel(execution::cancel);
+	}
+
+	private Mono<Void> replay(ServerWebExchange exchange, WebFilterChain chain, StoredRecord record,
+			Claiming claiming) {
+		if (!record.fingerprint().equals(claiming.fingerprint())) {
+			List<String> headers = claiming.policy().fingerprint().headers();
+			return reject(exchange, RequestOutcome.MISMATCH, IdempotencyProblemType.KEY_REUSED,
+					"This idempotency key was already used with a different request (method, path, query or body"
+							+ (headers.isEmpty() ? "" : ", or the value of " + String.join(", ", headers)) + ").",
+					null);
+		}
+		CapturedResponse stored;
+		try {
+			stored = ResponseEnvelope.decode(record.response());
+		}
+		catch (IllegalArgumentException ex) {
+			return storeFailed(exchange, chain, ex);
+		}
+		ServerHttpResponse response = exchange.getResponse();
+		response.setStatusCode(HttpStatusCode.valueOf(stored.status()));
+		HttpHeaders headers = response.getHeaders();
+		stored.headers().forEach((name, values) -> {
+			if (name.equalsIgnoreCase(HttpHeaders.CONTENT_TYPE) && !values.isEmpty()) {
+				headers.set(HttpHeaders.CONTENT_TYPE, values.get(0));
+			}
+			else if (this.settings.isReplayable(name) && !values.isEmpty()) {
+				headers.put(name, List.copyOf(values));
+			}
+		});
+		headers.set(this.settings.replayedHeader(), "true");
+		this.listener.onRequest(RequestOutcome.REPLAYED);
+		return write(response, stored.body());
+	}
+
+	/**
+	 * The store failed: the handler runs unprotected if idempo fails open, else the
+	 * request is refused.
+	 */
+	private Mono<Void> storeFailed(ServerWebExchange exchange, WebFilterChain chain, Throwable ex) {
+		if (this.settings.failOpen()) {
+			logger.warn("Idempotency store failed; running the handler unprotected (fail-open)", ex);
+			this.listener.onRequest(RequestOutcome.UNPROTECTED);
+			return chain.filter(exchange);
+		}
+		logger.warn("Idempotency store failed; refusing the request (fail-closed)", ex);
+		return reject(exchange, RequestOutcome.STORE_ERROR, IdempotencyProblemType.STORE_UNAVAILABLE,
+				"The idempotency store is unavailable; the request was not processed. Retry later.",
+				this.settings.storeFailureRetryAfter());
+	}
+
+	private Mono<Void> reject(ServerWebExchange exchange, RequestOutcome outcome, IdempotencyProblemType problem,
+			String detail, @Nullable Duration retryAfter) {
+		ServerHttpResponse response = exchange.getResponse();
+		response.setStatusCode(HttpStatusCode.valueOf(problem.status()));
+		HttpHeaders headers = response.getHeaders();
+		if (retryAfter != null) {
+			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(ProblemJson.seconds(retryAfter)));
+		}
+		headers.set(HttpHeaders.CONTENT_TYPE, ProblemJson.MEDIA_TYPE);
+		this.listener.onRequest(outcome);
+		return write(response,
+				ProblemJson.render(ProblemJson.members(problem, detail, exchange.getRequest().getURI().getRawPath())));
+	}
+
+	private static Mono<Void> write(ServerHttpResponse response, byte[] body) {
+		response.getHeaders().setContentLength(body.length);
+		return (body.length == 0) ? response.setComplete()
+				: response.writeWith(Mono.fromSupplier(() -> response.bufferFactory().wrap(body)));
+	}
+
+	private static byte[] bytes(DataBuffer buffer) {
+		try {
+			byte[] bytes = new byte[buffer.readableByteCount()];
+			buffer.read(bytes);
+			return bytes;
+		}
+		finally {
+			DataBufferUtils.release(buffer);
+		}
+	}
+
+	/**
+	 * A request's fingerprint, {@code null} if its body is too large to take one, and the
+	 * exchange the handler gets.
+	 */
+	private record Body(@Nullable String fingerprint, ServerWebExchange exchange) {
+	}
+
+	/**
+	 * A protected request about to claim its key.
+	 */
+	private record Claiming(String storageKey, String fingerprint, IdempotentHandlerPolicies.Policy policy) {
+	}
+
+	/** The claim failed: the store is unreachable, timed out or answered nonsense. */
+	private record StoreFailure(Throwable cause) {
+	}
+
+}

@@ -1,0 +1,156 @@
+package dev.idempo.webflux;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.jspecify.annotations.Nullable;
+
+import dev.idempo.Idempotent;
+import dev.idempo.core.FingerprintOptions;
+import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.ResponseStoragePolicy;
+
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.StringUtils;
+import org.springframework.util.StringValueResolver;
+import org.springframework.web.method.HandlerMethod;
+
+/**
+ * Reads and caches the {@link Idempotent} settings of WebFlux handler methods, as Spring
+ * MVC's {@code IdempotentHandlers} does: method-level wins over class-level, TTL
+ * placeholders are resolved once. Transactional handlers are refused: a transaction bound
+ * to a thread cannot follow a reactive handler.
+ *
+ * @author idempo
+ */
+public class IdempotentHandlerPolicies {
+
+	/**
+	 * Keyed by method and bean type, not by HandlerMethod, which differs per prototype
+	 * bean.
+	 */
+	private final Map<HandlerKey, Optional<Policy>> policies = new ConcurrentHashMap<>();
+
+	private final StringValueResolver placeholderResolver;
+
+	private final Duration defaultTtl;
+
+	private final boolean defaultTransactional;
+
+	private final ResponseStoragePolicy responses;
+
+	private final FingerprintOptions fingerprint;
+
+	/**
+	 * Creates a registry.
+	 * @param placeholderResolver resolves {@code ${...}} in TTLs
+	 * @param defaultTtl the TTL of handlers that do not set one
+	 * @param defaultTransactional whether every handler is transactional
+	 * ({@code idempo.transactional}), which WebFlux handlers cannot be
+	 * @param responses which statuses handlers store ({@code idempo.responses})
+	 * @param fingerprint what handlers' fingerprints cover beyond the request line and
+	 * body ({@code idempo.fingerprint})
+	 */
+	public IdempotentHandlerPolicies(StringValueResolver placeholderResolver, Duration defaultTtl,
+			boolean defaultTransactional, ResponseStoragePolicy responses, FingerprintOptions fingerprint) {
+		this.placeholderResolver = placeholderResolver;
+		this.defaultTtl = defaultTtl;
+		this.defaultTransactional = defaultTransactional;
+		this.responses = responses;
+		this.fingerprint = fingerprint;
+	}
+
+	/**
+	 * The policy of a handler method.
+	 * @param handlerMethod the handler method
+	 * @return its policy, or {@code null} if it is not {@link Idempotent}
+	 * @throws IllegalStateException if its TTL is not a positive duration of at most
+	 * 36500 days, or it is transactional
+	 */
+	public @Nullable Policy policy(HandlerMethod handlerMethod) {
+		HandlerKey key = new HandlerKey(handlerMethod.getMethod(), handlerMethod.getBeanType());
+		Optional<Policy> policy = this.policies.get(key);
+		if (policy == null) {
+			policy = this.policies.computeIfAbsent(key, (k) -> Optional.ofNullable(resolve(handlerMethod)));
+		}
+		return policy.orElse(null);
+	}
+
+	/**
+	 * The policy of a route that idempo protects by configuration (a gateway route's
+	 * {@code Idempotency} filter): the application's responses and fingerprint settings.
+	 * @param ttl how long its responses are kept, {@code null} for the default TTL
+	 * @param required whether requests without a key are refused
+	 * @return the policy
+	 */
+	public Policy routePolicy(@Nullable Duration ttl, boolean required) {
+		Duration resolved = (ttl != null) ? ttl : this.defaultTtl;
+		if (!IdempotencySettings.isValidTtl(resolved)) {
+			throw new IllegalArgumentException(
+					"The TTL " + resolved + " is not a positive duration of at most 36500 days (100 years)");
+		}
+		return new Policy(resolved, true, required, this.responses, this.fingerprint);
+	}
+
+	private @Nullable Policy resolve(HandlerMethod handlerMethod) {
+		Idempotent idempotent = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getMethod(), Idempotent.class);
+		if (idempotent == null) {
+			idempotent = AnnotatedElementUtils.findMergedAnnotation(handlerMethod.getBeanType(), Idempotent.class);
+		}
+		if (idempotent == null) {
+			return null;
+		}
+		if (idempotent.transactional() || this.defaultTransactional) {
+			String how = idempotent.transactional() ? "@Idempotent(transactional = true)" : "idempo.transactional=true";
+			throw new IllegalStateException(how + " on the WebFlux handler " + handlerMethod
+					+ " is not supported: a transaction is bound to one thread, and a reactive handler is not. "
+					+ "Remove transactional = true from the handler (and set idempo.transactional=false), or serve "
+					+ "it from Spring MVC.");
+		}
+		return new Policy(ttl(idempotent, handlerMethod), idempotent.cacheResponse(), idempotent.required(),
+				this.responses, this.fingerprint);
+	}
+
+	private Duration ttl(Idempotent idempotent, HandlerMethod handlerMethod) {
+		if (!StringUtils.hasText(idempotent.ttl())) {
+			return this.defaultTtl;
+		}
+		String value = null;
+		try {
+			value = this.placeholderResolver.resolveStringValue(idempotent.ttl());
+			Duration ttl = DurationStyle.detectAndParse((value != null) ? value.trim() : "");
+			if (!IdempotencySettings.isValidTtl(ttl)) {
+				throw new IllegalArgumentException("it must be positive and at most 36500d (100 years)");
+			}
+			return ttl;
+		}
+		catch (RuntimeException ex) {
+			throw new IllegalStateException("@Idempotent(ttl = \"" + idempotent.ttl() + "\") on " + handlerMethod
+					+ " is not a valid duration"
+					+ ((value != null && !value.equals(idempotent.ttl())) ? " (resolved to \"" + value + "\")" : "")
+					+ ": " + ex.getMessage() + ". Use a positive Spring duration of at most 36500d such as "
+					+ "\"24h\", \"PT30M\" or \"90s\".", ex);
+		}
+	}
+
+	private record HandlerKey(Method method, Class<?> beanType) {
+	}
+
+	/**
+	 * The resolved settings of one {@link Idempotent} WebFlux handler method.
+	 *
+	 * @param ttl how long its responses are kept
+	 * @param cacheResponse whether its responses are stored
+	 * @param required whether it requires a key
+	 * @param responses which statuses of its responses are stored
+	 * @param fingerprint what its requests' fingerprints cover
+	 */
+	public record Policy(Duration ttl, boolean cacheResponse, boolean required, ResponseStoragePolicy responses,
+			FingerprintOptions fingerprint) {
+	}
+
+}
