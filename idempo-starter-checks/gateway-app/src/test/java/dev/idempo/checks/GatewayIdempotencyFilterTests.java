@@ -1,13 +1,19 @@
-package dev.idempo.webflux.gateway;
+package dev.idempo.checks;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -21,33 +27,28 @@ import com.sun.net.httpserver.HttpServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
-import dev.idempo.web.TestHttp;
-
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.context.annotation.Bean;
-import org.springframework.security.config.web.server.ServerHttpSecurity;
-import org.springframework.security.web.server.SecurityWebFilterChain;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A Spring Cloud Gateway (server-webflux) in front of a backend that is no Spring
- * application, a JDK {@code HttpServer} that counts how often each order runs: the route
- * with the {@code Idempotency} filter forwards each key once and replays the backend's
- * response to retries; the same route without it forwards every retry, so these tests can
- * fail.
+ * A Spring Cloud Gateway (server-webflux) with the idempo starter in front of a backend
+ * that is no Spring application, a JDK {@code HttpServer} that counts how often each
+ * order runs: the route with the {@code Idempotency} filter forwards each key once and
+ * replays the backend's response to retries; the same route without it forwards every
+ * retry, so these tests can fail.
  *
  * @author idempo
  */
-@SpringBootTest(classes = GatewayIdempotencyFilterHttpTests.Gateway.class, webEnvironment = WebEnvironment.RANDOM_PORT,
-		properties = { "spring.main.web-application-type=reactive", "idempo.store.type=memory" })
-class GatewayIdempotencyFilterHttpTests {
+@SpringBootTest(classes = GatewayIdempotencyFilterTests.Gateway.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = "idempo.store.type=memory")
+class GatewayIdempotencyFilterTests {
 
 	private static final Backend backend = Backend.start();
 
@@ -74,9 +75,9 @@ class GatewayIdempotencyFilterHttpTests {
 
 	@Test
 	void theFirstRequestReachesTheBackendAndItsRetryIsReplayedByTheGateway() {
-		TestHttp http = new TestHttp(this.port);
-		String order = TestHttp.newKey();
-		String key = TestHttp.newKey();
+		Client http = new Client(this.port);
+		String order = UUID.randomUUID().toString();
+		String key = UUID.randomUUID().toString();
 		HttpResponse<byte[]> first = http.post("/protected/orders", body(order), "Idempotency-Key", key);
 		HttpResponse<byte[]> retry = http.post("/protected/orders", body(order), "Idempotency-Key", key);
 		assertThat(first.statusCode()).isEqualTo(201);
@@ -90,9 +91,9 @@ class GatewayIdempotencyFilterHttpTests {
 
 	@Test
 	void withoutTheFilterEveryRetryReachesTheBackend() {
-		TestHttp http = new TestHttp(this.port);
-		String order = TestHttp.newKey();
-		String key = TestHttp.newKey();
+		Client http = new Client(this.port);
+		String order = UUID.randomUUID().toString();
+		String key = UUID.randomUUID().toString();
 		assertThat(http.post("/plain/orders", body(order), "Idempotency-Key", key).statusCode()).isEqualTo(201);
 		assertThat(http.post("/plain/orders", body(order), "Idempotency-Key", key).statusCode()).isEqualTo(201);
 		assertThat(backend.runs(order)).isEqualTo(2);
@@ -100,8 +101,8 @@ class GatewayIdempotencyFilterHttpTests {
 
 	@Test
 	void concurrentDuplicatesReachTheBackendOnce() throws Exception {
-		String order = TestHttp.newKey();
-		String key = TestHttp.newKey();
+		String order = UUID.randomUUID().toString();
+		String key = UUID.randomUUID().toString();
 		int requests = 16;
 		ExecutorService clients = Executors.newFixedThreadPool(requests);
 		try {
@@ -110,7 +111,7 @@ class GatewayIdempotencyFilterHttpTests {
 			for (int i = 0; i < requests; i++) {
 				answers.add(clients.submit(() -> {
 					start.await();
-					return new TestHttp(this.port).post("/protected/orders", body(order), "Idempotency-Key", key);
+					return new Client(this.port).post("/protected/orders", body(order), "Idempotency-Key", key);
 				}));
 			}
 			start.countDown();
@@ -130,8 +131,8 @@ class GatewayIdempotencyFilterHttpTests {
 
 	@Test
 	void aRouteThatRequiresAKeyRefusesARequestWithoutOneBeforeTheBackend() {
-		String order = TestHttp.newKey();
-		HttpResponse<byte[]> response = new TestHttp(this.port).post("/protected/orders", body(order));
+		String order = UUID.randomUUID().toString();
+		HttpResponse<byte[]> response = new Client(this.port).post("/protected/orders", body(order));
 		assertThat(response.statusCode()).isEqualTo(400);
 		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 		assertThat(backend.runs(order)).isZero();
@@ -139,10 +140,10 @@ class GatewayIdempotencyFilterHttpTests {
 
 	@Test
 	void aKeyReusedWithAnotherBodyIsRefusedWith422() {
-		TestHttp http = new TestHttp(this.port);
-		String key = TestHttp.newKey();
-		String order = TestHttp.newKey();
-		String other = TestHttp.newKey();
+		Client http = new Client(this.port);
+		String key = UUID.randomUUID().toString();
+		String order = UUID.randomUUID().toString();
+		String other = UUID.randomUUID().toString();
 		assertThat(http.post("/protected/orders", body(order), "Idempotency-Key", key).statusCode()).isEqualTo(201);
 		assertThat(http.post("/protected/orders", body(other), "Idempotency-Key", key).statusCode()).isEqualTo(422);
 		assertThat(backend.runs(other)).isZero();
@@ -156,13 +157,31 @@ class GatewayIdempotencyFilterHttpTests {
 	@EnableAutoConfiguration
 	static class Gateway {
 
-		// Spring Security is on the test class path: a gateway that lets every request
-		// through
-		@Bean
-		SecurityWebFilterChain securityWebFilterChain(ServerHttpSecurity http) {
-			return http.authorizeExchange((exchanges) -> exchanges.anyExchange().permitAll())
-				.csrf((csrf) -> csrf.disable())
-				.build();
+	}
+
+	/** A real HTTP/1.1 client of the gateway. */
+	record Client(int port) {
+
+		private static final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+		HttpResponse<byte[]> post(String path, String body, String... headers) {
+			HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
+				.timeout(Duration.ofSeconds(60))
+				.header("Content-Type", "application/json")
+				.POST(HttpRequest.BodyPublishers.ofString(body));
+			for (int i = 0; i < headers.length; i += 2) {
+				request.header(headers[i], headers[i + 1]);
+			}
+			try {
+				return client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+			}
+			catch (IOException ex) {
+				throw new UncheckedIOException(ex);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				throw new IllegalStateException(ex);
+			}
 		}
 
 	}
