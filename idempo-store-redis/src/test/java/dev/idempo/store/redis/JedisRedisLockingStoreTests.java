@@ -15,6 +15,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -38,11 +39,10 @@ class JedisRedisLockingStoreTests extends AbstractRedisLockingStoreTests {
 	private static synchronized RedisConnectionFactory sharedConnectionFactory() {
 		if (connectionFactory == null) {
 			RedisURI uri = RedisURI.create(TestRedis.server().url());
-			RedisStandaloneConfiguration standalone = new RedisStandaloneConfiguration(uri.getHost(), uri.getPort());
-			standalone.setDatabase(uri.getDatabase());
-			if (uri.getPassword() != null) {
-				standalone.setPassword(uri.getPassword());
-			}
+			// host, port, database and password as the Lettuce tests read them from the
+			// URL
+			RedisStandaloneConfiguration standalone = (RedisStandaloneConfiguration) LettuceConnectionFactory
+				.createRedisConfiguration(uri);
 			JedisClientConfiguration.JedisClientConfigurationBuilder client = JedisClientConfiguration.builder()
 				.readTimeout(Duration.ofSeconds(10));
 			if (uri.isSsl()) {
