@@ -22,6 +22,9 @@ Usage: benchmark/run.sh [options]
                      whether the application keeps completed records in idempo's local replay
                      cache (idempo.local-cache.enabled; default off); on: the report is named
                      local-cache.* unless --smoke or --records name it
+  --redis-client lettuce|jedis
+                     the Redis client of the application (spring.data.redis.client-type; default
+                     lettuce, Boot's default; jedis: calls complete on the request thread)
   --cases LIST       comma-separated cases to measure (default: all); baseline, the unprotected
                      handler the others are compared with, always runs
   --clients LIST     comma-separated client counts, from 1 and 32 (default: 1,32)
@@ -61,6 +64,7 @@ REPLAY_KEYS=2000
 CLIENTS=(1 32)
 OBSERVATIONS=off
 LOCAL_CACHE=off
+REDIS_CLIENT=lettuce
 ONLY_CASES=""
 
 while [ $# -gt 0 ]; do
@@ -73,6 +77,7 @@ while [ $# -gt 0 ]; do
 		--out) OUT=${2:?--out needs a directory}; shift 2 ;;
 		--observations) OBSERVATIONS=${2:?--observations needs on or off}; shift 2 ;;
 		--local-cache) LOCAL_CACHE=${2:?--local-cache needs on or off}; shift 2 ;;
+		--redis-client) REDIS_CLIENT=${2:?--redis-client needs lettuce or jedis}; shift 2 ;;
 		--cases) ONLY_CASES=${2:?--cases needs a list}; shift 2 ;;
 		--clients) IFS=, read -r -a CLIENTS <<<"${2:?--clients needs a list}"; shift 2 ;;
 		-h | --help) usage; exit 0 ;;
@@ -85,6 +90,7 @@ done
 [[ $RECORDS =~ ^[0-9]{1,8}$ ]] || die "--records must be 0 to 99999999"
 [[ $OBSERVATIONS =~ ^(on|off)$ ]] || die "--observations must be on or off"
 [[ $LOCAL_CACHE =~ ^(on|off)$ ]] || die "--local-cache must be on or off"
+[[ $REDIS_CLIENT =~ ^(lettuce|jedis)$ ]] || die "--redis-client must be lettuce or jedis"
 for clients in "${CLIENTS[@]}"; do
 	case $clients in 1 | 32) ;; *) die "--clients takes 1 and 32" ;; esac
 done
@@ -305,7 +311,11 @@ start_app() { # start_app STORE
 				"--spring.datasource.password=$MY_PASSWORD") ;;
 	esac
 	case $store in
-		redis) args+=("--spring.data.redis.url=$REDIS_URL" "--idempo.store.redis.key-prefix=$REDIS_PREFIX") ;;
+		redis) args+=("--spring.data.redis.url=$REDIS_URL" "--idempo.store.redis.key-prefix=$REDIS_PREFIX"
+			"--spring.data.redis.client-type=$REDIS_CLIENT")
+			# Jedis holds a pooled connection per call in flight: as many as the clients
+			[ "$REDIS_CLIENT" = jedis ] && args+=(--spring.data.redis.jedis.pool.max-active=64
+				--spring.data.redis.jedis.pool.max-idle=64) ;;
 		postgres | mysql) excludes+=("$redis_off"); args+=("--idempo.store.jdbc.table-name=$IDEMPO_TABLE"
 			--idempo.store.jdbc.initialize-schema=always) ;;
 		memory) excludes+=("$redis_off") ;;
@@ -705,7 +715,7 @@ info date "$(date -u '+%Y-%m-%d %H:%M UTC')"
 info machine "$(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) memory, $(uname -sr)"
 info JDK "$(java -version 2>&1 | sed -n 2p) $(printf '%s' "${JAVA_OPTS[*]}")"
 info wrk "$(wrk -v 2>&1 | head -n 1 | awk '{ print $1, $2 }')"
-info settings "stores $(IFS=,; echo "${SELECTED[*]}"), $DURATION s per load run, $ROUNDS round(s), warm-up $WARMUP s of mixed load then up to $WARMUP_MAX s more until the JIT is quiet, clients $(IFS=,; echo "${CLIENTS[*]}") (1 = wrk -t1 -c1, 32 = wrk -t2 -c32), replay over $REPLAY_KEYS keys, observations $OBSERVATIONS, local cache $LOCAL_CACHE$([ "$RECORDS" -gt 0 ] && echo ", $RECORDS pre-populated records")$([ "$SMOKE" = 1 ] && echo ", smoke run")"
+info settings "stores $(IFS=,; echo "${SELECTED[*]}"), $DURATION s per load run, $ROUNDS round(s), warm-up $WARMUP s of mixed load then up to $WARMUP_MAX s more until the JIT is quiet, clients $(IFS=,; echo "${CLIENTS[*]}") (1 = wrk -t1 -c1, 32 = wrk -t2 -c32), replay over $REPLAY_KEYS keys, observations $OBSERVATIONS, local cache $LOCAL_CACHE, Redis client $REDIS_CLIENT$([ "$RECORDS" -gt 0 ] && echo ", $RECORDS pre-populated records")$([ "$SMOKE" = 1 ] && echo ", smoke run")"
 info run "$RUN_ID (raw data: $(realpath --relative-to="$ROOT" "$WORK" 2>/dev/null || echo "$WORK"))"
 
 for store in "${SELECTED[@]}"; do
