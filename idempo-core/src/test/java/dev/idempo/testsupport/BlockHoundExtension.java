@@ -20,8 +20,12 @@ import reactor.blockhound.BlockHound;
  * started workers and hangs the suite: never install it from a test. Surefire's
  * {@code argLine} needs {@code -XX:+AllowRedefinitionToAddDeleteMethods} on JDK 13+.
  * <p>
- * One call is allowed: {@code SecureRandom} reading {@code /dev/urandom}, which does not
- * block ({@code /dev/random}'s seed generation stays forbidden).
+ * Allowed: {@code SecureRandom} reading {@code /dev/urandom}, which does not block
+ * ({@code /dev/random}'s seed generation stays forbidden); and Lettuce's bookkeeping of
+ * the commands being written on a connection ({@code SharedLock}), a
+ * {@code ReentrantLock} held for a counter update, or while the connection is being
+ * reconnected or closed, never across I/O; Lettuce 7 takes it on every command, and a
+ * {@code BlockingOperationError} thrown inside it would wedge the connection for good.
  *
  * @author idempo
  */
@@ -46,7 +50,12 @@ public final class BlockHoundExtension implements BeforeAllCallback {
 			// with the integrations on the class path (Reactor's, Netty's), which
 			// BlockHound.builder() alone would leave out
 			BlockHound.install((builder) -> builder
-				.allowBlockingCallsInside("sun.security.provider.NativePRNG$RandomIO", "implNextBytes"));
+				.allowBlockingCallsInside("sun.security.provider.NativePRNG$RandomIO", "implNextBytes")
+				// Lettuce 7 counts a connection's writers under a ReentrantLock held for
+				// a
+				// counter update (or while the connection changes state, never for I/O)
+				.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "incrementWriters")
+				.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "decrementWriters"));
 		}
 	}
 
