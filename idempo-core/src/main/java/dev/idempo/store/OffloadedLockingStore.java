@@ -1,6 +1,8 @@
 package dev.idempo.store;
 
 import java.time.Duration;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -58,11 +60,37 @@ public final class OffloadedLockingStore implements ReactiveLockingStore {
 		return this.delegate;
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * The claim runs as a task of the scheduler that nothing interrupts: a subscriber
+	 * that cancels before the task starts keeps it from reaching the store; one that
+	 * cancels while it runs gets nothing, and a key acquired meanwhile is released. (A
+	 * {@code fromCallable(...).subscribeOn(...)} would drop the value of a callable that
+	 * finishes after the cancellation without telling its discard hook.)
+	 */
 	@Override
 	public Mono<ClaimResult> claim(String key, Duration lockTtl) {
-		return Mono.fromCallable(() -> this.delegate.claim(key, lockTtl))
-			.subscribeOn(this.scheduler)
-			.doOnDiscard(ClaimResult.Acquired.class, (acquired) -> releaseAbandoned(acquired.lease()));
+		return Mono.<ClaimResult>create((sink) -> {
+			AtomicBoolean cancelled = new AtomicBoolean();
+			sink.onCancel(() -> cancelled.set(true));
+			try {
+				this.scheduler.schedule(() -> {
+					if (cancelled.get()) {
+						return;
+					}
+					try {
+						sink.success(this.delegate.claim(key, lockTtl));
+					}
+					catch (RuntimeException ex) {
+						sink.error(ex);
+					}
+				});
+			}
+			catch (RejectedExecutionException ex) {
+				sink.error(ex);
+			}
+		}).doOnDiscard(ClaimResult.Acquired.class, (acquired) -> releaseAbandoned(acquired.lease()));
 	}
 
 	/** Gives back a key acquired for a subscriber that had gone: never on its thread. */
