@@ -1,25 +1,33 @@
 package dev.idempo.autoconfigure;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempo.store.LockingStore;
+import dev.idempo.store.ReactiveLockingStore;
+import dev.idempo.store.redis.ReactiveRedisLockingStore;
 import dev.idempo.store.redis.RedisLockingStore;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.util.ClassUtils;
 
 /**
- * Creates the {@link RedisLockingStore} when {@code idempo.store.type=redis}.
+ * Creates the {@link RedisLockingStore} when {@code idempo.store.type=redis}, and, when
+ * Reactor is on the class path and there is a {@link ReactiveRedisConnectionFactory}, the
+ * {@link ReactiveRedisLockingStore} with the same key prefix for reactive applications.
  * <p>
  * The store talks to Redis through the {@link RedisConnectionFactory} bean named
  * {@value #CONNECTION_FACTORY_BEAN_NAME} if there is one, else through the application's
@@ -57,6 +65,45 @@ class RedisStoreConfiguration {
 		checkReplicaAcknowledgements(redis, connectionFactory);
 		return new RedisLockingStore(connectionFactory, redis.getKeyPrefix())
 			.withReplicaAcknowledgements(redis.getReplicaAcknowledgements(), redis.getReplicaAcknowledgementTimeout());
+	}
+
+	/**
+	 * The non-blocking Redis store for reactive applications, over the blocking store's
+	 * connection factory when it is reactive (Lettuce's is), with the same key prefix, so
+	 * both share their records. Completes through it do not wait for replicas.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = { "reactor.core.publisher.Mono",
+			"org.springframework.data.redis.connection.ReactiveRedisConnectionFactory" })
+	static class ReactiveRedisStoreConfiguration {
+
+		private static final Log logger = LogFactory.getLog(ReactiveRedisStoreConfiguration.class);
+
+		@Bean(destroyMethod = "close")
+		@ConditionalOnMissingBean(ReactiveLockingStore.class)
+		@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
+		ReactiveRedisLockingStore idempotencyReactiveLockingStore(IdempotencyRedisStoreProperties redis,
+				@Qualifier(CONNECTION_FACTORY_BEAN_NAME) ObjectProvider<RedisConnectionFactory> dedicatedConnectionFactory,
+				ObjectProvider<RedisConnectionFactory> connectionFactories,
+				ObjectProvider<ReactiveRedisConnectionFactory> reactiveConnectionFactories) {
+			RedisConnectionFactory blocking = dedicatedConnectionFactory.getIfAvailable(connectionFactories::getIfUnique);
+			ReactiveRedisConnectionFactory connectionFactory = (blocking instanceof ReactiveRedisConnectionFactory reactive)
+					? reactive : reactiveConnectionFactories.getIfUnique();
+			if (connectionFactory == null) {
+				throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
+						"there are " + reactiveConnectionFactories.stream().count()
+								+ " ReactiveRedisConnectionFactory beans and none is primary.",
+						"Mark one ReactiveRedisConnectionFactory bean @Primary, or declare the one idempo should use as a "
+								+ "bean named '" + CONNECTION_FACTORY_BEAN_NAME + "'.");
+			}
+			if (redis.getReplicaAcknowledgements() > 0) {
+				logger.warn("idempo.store.redis.replica-acknowledgements=" + redis.getReplicaAcknowledgements()
+						+ " applies to the blocking Redis store only: completes through the reactive store (WebFlux, "
+						+ "reactive methods) do not WAIT for replicas");
+			}
+			return new ReactiveRedisLockingStore(connectionFactory, redis.getKeyPrefix());
+		}
+
 	}
 
 	@Bean

@@ -6,12 +6,16 @@ import java.util.UUID;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;
+import dev.idempo.store.InlineLockingStore;
 import dev.idempo.store.LockingStore;
+import dev.idempo.store.ReactiveLockingStore;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.store.memory.InMemoryLockingStore;
+import dev.idempo.store.redis.ReactiveRedisLockingStore;
 import dev.idempo.store.redis.RedisLockingStore;
 import dev.idempo.testsupport.TestRedis;
 
@@ -239,6 +243,49 @@ class RedisStoreConfigurationTests {
 			FailureAnalysis analysis = failureAnalysis(context);
 			assertThat(analysis.getDescription()).contains("'postgres' store").doesNotContain("Redis");
 		});
+	}
+
+	@Test
+	void reactiveRedisStoreSharesTheBlockingStoresRecordsAndPrefix() {
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url())
+			.run((context) -> {
+				assertThat(context).hasSingleBean(ReactiveLockingStore.class)
+					.getBean("idempotencyReactiveLockingStore")
+					.isInstanceOf(ReactiveRedisLockingStore.class);
+				ReactiveRedisLockingStore reactive = context.getBean(ReactiveRedisLockingStore.class);
+				assertThat(reactive.keyPrefix()).isEqualTo(this.keyPrefix);
+				RedisLockingStore blocking = context.getBean(RedisLockingStore.class);
+				String key = newKey();
+				Lease lease = ((ClaimResult.Acquired) reactive.claim(key, Duration.ofSeconds(30))
+					.block(Duration.ofSeconds(10))).lease();
+				assertThat(blocking.claim(key, Duration.ofSeconds(30))).isInstanceOf(ClaimResult.InProgress.class);
+				assertThat(reactive.release(lease).block(Duration.ofSeconds(10))).isTrue();
+				assertThat(blocking.claim(key, Duration.ofSeconds(30))).isInstanceOf(ClaimResult.Acquired.class);
+			});
+	}
+
+	@Test
+	void reactiveStoreOfTheApplicationWins() {
+		ReactiveLockingStore own = new InlineLockingStore(new InMemoryLockingStore(Clock.systemUTC(), 10, 1024));
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url())
+			.withBean("ownReactiveStore", ReactiveLockingStore.class, () -> own)
+			.run((context) -> assertThat(context).hasSingleBean(ReactiveLockingStore.class)
+				.getBean(ReactiveLockingStore.class)
+				.isSameAs(own));
+	}
+
+	@Test
+	void noReactiveRedisStoreWithoutReactorOrForAnotherStore() {
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url())
+			.withClassLoader(new FilteredClassLoader(Mono.class))
+			.run((context) -> assertThat(context).hasSingleBean(RedisLockingStore.class)
+				.doesNotHaveBean("idempotencyReactiveLockingStore"));
+		this.contextRunner.withPropertyValues("spring.data.redis.url=" + TestRedis.server().url())
+			.run((context) -> assertThat(context).hasSingleBean(InMemoryLockingStore.class)
+				.doesNotHaveBean(ReactiveRedisLockingStore.class));
 	}
 
 	private static FailureAnalysis failureAnalysis(AssertableWebApplicationContext context) {
