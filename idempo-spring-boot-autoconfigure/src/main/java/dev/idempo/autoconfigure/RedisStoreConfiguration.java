@@ -86,7 +86,8 @@ class RedisStoreConfiguration {
 				@Qualifier(CONNECTION_FACTORY_BEAN_NAME) ObjectProvider<RedisConnectionFactory> dedicatedConnectionFactory,
 				ObjectProvider<RedisConnectionFactory> connectionFactories,
 				ObjectProvider<ReactiveRedisConnectionFactory> reactiveConnectionFactories) {
-			RedisConnectionFactory blocking = dedicatedConnectionFactory.getIfAvailable(connectionFactories::getIfUnique);
+			RedisConnectionFactory blocking = dedicatedConnectionFactory
+				.getIfAvailable(connectionFactories::getIfUnique);
 			ReactiveRedisConnectionFactory connectionFactory = (blocking instanceof ReactiveRedisConnectionFactory reactive)
 					? reactive : reactiveConnectionFactories.getIfUnique();
 			if (connectionFactory == null) {
