@@ -117,12 +117,13 @@ public final class ReactiveRedisLockingStore implements ReactiveLockingStore, Au
 	}
 
 	/**
-	 * Subscribes to {@code source} on behalf of the subscriber, and lets it run to its
-	 * end whatever the subscriber does: an answer that arrives after the subscriber
-	 * cancelled is discarded (through the discard hook below it).
+	 * Subscribes to {@code source} on behalf of the subscriber (with its context), and
+	 * lets it run to its end whatever the subscriber does: an answer that arrives after
+	 * the subscriber cancelled is discarded, through the discard hook below.
 	 */
 	private static <T> Mono<T> uncancellable(Mono<T> source) {
-		return Mono.create((sink) -> source.subscribe(sink::success, sink::error));
+		return Mono.create(
+				(sink) -> source.contextWrite(sink.contextView()).subscribe(sink::success, sink::error, sink::success));
 	}
 
 	/** Gives back a key acquired for a subscriber that had gone. */
