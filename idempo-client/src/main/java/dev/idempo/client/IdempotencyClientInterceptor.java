@@ -2,18 +2,10 @@ package dev.idempo.client;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.Map;
-import java.util.Set;
 
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.client.IdempotencyClientListener.AttemptOutcome;
@@ -26,7 +18,6 @@ import org.springframework.core.retry.RetryPolicy;
 import org.springframework.core.retry.RetryTemplate;
 import org.springframework.core.retry.Retryable;
 import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpRequest;
 import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
@@ -68,7 +59,8 @@ import org.springframework.util.backoff.BackOffExecution;
  * never multiplied. Attempts run on the calling thread, which waits between them:
  * {@link Thread#interrupt() interrupting} it ends the call with an
  * {@link InterruptedIOException}. The waiting and counting is Spring Framework's
- * {@link RetryTemplate}.
+ * {@link RetryTemplate}. {@link IdempotencyExchangeFilterFunction} does the same for
+ * {@code WebClient}, without blocking.
  *
  * @author idempo
  */
@@ -84,27 +76,7 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 	/** Marks a request that an idempo interceptor is already running. */
 	private static final String ACTIVE_ATTRIBUTE = IdempotencyClientInterceptor.class.getName() + ".active";
 
-	/** The alias of the key header that servers commonly accept too. */
-	private static final String KEY_HEADER_ALIAS = "X-Idempotency-Key";
-
-	private static final Set<HttpMethod> IDEMPOTENT_METHODS = Set.of(HttpMethod.GET, HttpMethod.HEAD,
-			HttpMethod.OPTIONS, HttpMethod.TRACE, HttpMethod.PUT, HttpMethod.DELETE);
-
-	private static final Set<HttpMethod> STANDARD_METHODS = Set.of(HttpMethod.values());
-
-	private static final Log logger = LogFactory.getLog(IdempotencyClientInterceptor.class);
-
-	private static final Base64.Encoder KEY_ENCODING = Base64.getUrlEncoder().withoutPadding();
-
-	private final IdempotencyClientSettings settings;
-
-	private final IdempotencyClientListener listener;
-
-	private final SecureRandom random = new SecureRandom();
-
-	private final Backoff backoff;
-
-	private Clock clock = Clock.systemUTC();
+	private final KeyedCallPolicy policy;
 
 	/**
 	 * Creates an interceptor with {@link IdempotencyClientSettings#defaults()}.
@@ -132,9 +104,7 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 
 	IdempotencyClientInterceptor(IdempotencyClientSettings settings, IdempotencyClientListener listener,
 			Backoff backoff) {
-		this.settings = settings;
-		this.listener = listener;
-		this.backoff = backoff;
+		this.policy = new KeyedCallPolicy(settings, listener, backoff);
 	}
 
 	/**
@@ -142,7 +112,7 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 	 * @param clock the clock
 	 */
 	void setClock(Clock clock) {
-		this.clock = clock;
+		this.policy.setClock(clock);
 	}
 
 	/**
@@ -150,7 +120,7 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 	 * @return the settings
 	 */
 	public IdempotencyClientSettings getSettings() {
-		return this.settings;
+		return this.policy.settings();
 	}
 
 	/**
@@ -183,25 +153,23 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 	private ClientHttpResponse keyedAttempts(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
 			throws IOException {
 		HttpRequest keyed = withKey(request);
-		boolean retryable = this.settings.maxAttempts() > 1
-				&& !Boolean.TRUE.equals(request.getAttributes().get(SINGLE_ATTEMPT_ATTRIBUTE)) && (keyed != request
-						|| hasKey(request.getHeaders()) || IDEMPOTENT_METHODS.contains(request.getMethod()));
-		Attempts attempts = new Attempts(keyed, body, execution, retryable ? this.settings.maxAttempts() : 1);
-		return attempts.run();
+		boolean singleAttempt = Boolean.TRUE.equals(request.getAttributes().get(SINGLE_ATTEMPT_ATTRIBUTE));
+		int maxAttempts = this.policy.maxAttempts(request.getMethod(), keyed.getHeaders(), singleAttempt);
+		return new Attempts(keyed, body, execution, maxAttempts).run();
 	}
 
 	/**
 	 * The request with a key added if it needs one, or the request itself.
 	 */
 	private HttpRequest withKey(HttpRequest request) {
-		HttpMethod method = request.getMethod();
-		if (!this.settings.keyedMethods().contains(method) || hasKey(request.getHeaders())) {
+		String key = this.policy.keyFor(request.getMethod(), request.getURI(), request.getHeaders(),
+				CurrentIdempotentCall.current());
+		if (key == null) {
 			return request;
 		}
-		String key = newKey(request);
 		HttpHeaders headers = new HttpHeaders();
 		headers.putAll(request.getHeaders());
-		headers.set(this.settings.keyHeader(), "\"" + key + "\"");
+		headers.set(this.policy.keyHeader(), key);
 		return new HttpRequestWrapper(request) {
 
 			@Override
@@ -210,43 +178,6 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 			}
 
 		};
-	}
-
-	private boolean hasKey(HttpHeaders headers) {
-		return headers.containsHeader(this.settings.keyHeader()) || headers.containsHeader(KEY_HEADER_ALIAS);
-	}
-
-	private String newKey(HttpRequest request) {
-		CurrentIdempotentCall call = this.settings.derivedKeys() ? CurrentIdempotentCall.current() : null;
-		if (call == null) {
-			byte[] bytes = new byte[16];
-			this.random.nextBytes(bytes);
-			return KEY_ENCODING.encodeToString(bytes);
-		}
-		return derivedKey(call.identity(), request.getMethod().name(), request.getURI().toString(),
-				call.nextCallOrdinal());
-	}
-
-	/**
-	 * The key of the {@code ordinal}-th keyed call of an execution: a digest, so that
-	 * neither the execution's identity nor anything of the call can be read from it.
-	 */
-	static String derivedKey(String identity, String method, String uri, int ordinal) {
-		MessageDigest digest;
-		try {
-			digest = MessageDigest.getInstance("SHA-256");
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("SHA-256 is required by every Java platform", ex);
-		}
-		for (String field : new String[] { "idempo-derived-key-1", identity, method, uri, Integer.toString(ordinal) }) {
-			byte[] bytes = field.getBytes(StandardCharsets.UTF_8);
-			int length = bytes.length;
-			digest.update(new byte[] { (byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8),
-					(byte) length });
-			digest.update(bytes);
-		}
-		return KEY_ENCODING.encodeToString(digest.digest());
 	}
 
 	/**
@@ -264,32 +195,6 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 			}
 
 		};
-	}
-
-	private static Duration min(Duration a, Duration b) {
-		return (a.compareTo(b) <= 0) ? a : b;
-	}
-
-	private static String methodTag(HttpMethod method) {
-		return STANDARD_METHODS.contains(method) ? method.name() : "OTHER";
-	}
-
-	private void attempted(String method, AttemptOutcome outcome) {
-		try {
-			this.listener.onAttempt(method, outcome);
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Idempotency client listener failed", ex);
-		}
-	}
-
-	private void retrying(String method, RetryReason reason) {
-		try {
-			this.listener.onRetry(method, reason);
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Idempotency client listener failed", ex);
-		}
 	}
 
 	/**
@@ -325,7 +230,7 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 			this.body = body;
 			this.execution = execution;
 			this.maxAttempts = maxAttempts;
-			this.method = methodTag(request.getMethod());
+			this.method = KeyedCallPolicy.methodTag(request.getMethod());
 		}
 
 		ClientHttpResponse run() throws IOException {
@@ -379,11 +284,11 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 				}
 			}
 			catch (IOException ex) {
-				attempted(this.method, AttemptOutcome.IO_ERROR);
+				IdempotencyClientInterceptor.this.policy.attempted(this.method, AttemptOutcome.IO_ERROR);
 				this.lastReason = RetryReason.of(ex);
 				throw ex;
 			}
-			attempted(this.method, AttemptOutcome.of(status));
+			IdempotencyClientInterceptor.this.policy.attempted(this.method, AttemptOutcome.of(status));
 			RetryReason reason = RetryReason.of(status);
 			// an interrupted thread gets the answer it has rather than a wait and no
 			// answer
@@ -391,8 +296,8 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 				return response;
 			}
 			try {
-				this.lastRetryAfter = RetryAfter.parse(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER),
-						IdempotencyClientInterceptor.this.clock.instant());
+				this.lastRetryAfter = IdempotencyClientInterceptor.this.policy
+					.retryAfter(response.getHeaders().getFirst(HttpHeaders.RETRY_AFTER));
 			}
 			finally {
 				response.close();
@@ -427,11 +332,9 @@ public class IdempotencyClientInterceptor implements ClientHttpRequestIntercepto
 			if (this.attempts >= this.maxAttempts || reason == null) {
 				return BackOffExecution.STOP;
 			}
-			Duration retryAfter = this.lastRetryAfter;
-			Duration wait = (retryAfter != null)
-					? min(retryAfter, IdempotencyClientInterceptor.this.settings.maxRetryAfter())
-					: IdempotencyClientInterceptor.this.backoff.delay(this.attempts - 1);
-			retrying(this.method, reason);
+			KeyedCallPolicy policy = IdempotencyClientInterceptor.this.policy;
+			Duration wait = policy.waitBefore(this.attempts - 1, this.lastRetryAfter);
+			policy.retrying(this.method, reason);
 			return wait.toMillis();
 		}
 

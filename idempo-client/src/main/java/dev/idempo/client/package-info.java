@@ -1,7 +1,8 @@
 /**
- * The calling side: an interceptor for {@code RestClient} and {@code RestTemplate} that
- * sends idempotency keys, derives them from the idempotent execution running on the
- * thread, and retries what is safe to retry.
+ * The calling side: an interceptor for {@code RestClient} and {@code RestTemplate}, and a
+ * filter for {@code WebClient}, that send idempotency keys, derive them from the
+ * idempotent execution the call is made in (on the thread, or in the Reactor context),
+ * and retry what is safe to retry.
  */
 @NullMarked
 package dev.idempo.client;

@@ -265,11 +265,11 @@ class IdempotencyClientInterceptorTests {
 			post(client, "first");
 		}
 		List<String> keys = this.server.sent().stream().map(Sent::key).toList();
-		String first = "\"" + IdempotencyClientInterceptor.derivedKey("execution-identity", "POST", URL, 0) + "\"";
-		String second = "\"" + IdempotencyClientInterceptor.derivedKey("execution-identity", "POST", URL, 1) + "\"";
+		String first = "\"" + KeyedCallPolicy.derivedKey("execution-identity", "POST", URL, 0) + "\"";
+		String second = "\"" + KeyedCallPolicy.derivedKey("execution-identity", "POST", URL, 1) + "\"";
 		// neither the GET nor the call with its own key takes a place in the order
 		assertThat(keys).containsExactly(first, null, "own", second, first, null, "own", second,
-				"\"" + IdempotencyClientInterceptor.derivedKey("another-execution", "POST", URL, 0) + "\"");
+				"\"" + KeyedCallPolicy.derivedKey("another-execution", "POST", URL, 0) + "\"");
 		assertThat(first).isNotEqualTo(second).matches("\"[A-Za-z0-9_-]{43}\"");
 	}
 
@@ -288,12 +288,12 @@ class IdempotencyClientInterceptorTests {
 
 	@Test
 	void derivedKeysDependOnEveryPartOfTheCall() {
-		String key = IdempotencyClientInterceptor.derivedKey("id", "POST", URL, 0);
-		assertThat(IdempotencyClientInterceptor.derivedKey("id", "POST", URL, 0)).isEqualTo(key);
-		assertThat(List.of(IdempotencyClientInterceptor.derivedKey("id2", "POST", URL, 0),
-				IdempotencyClientInterceptor.derivedKey("id", "PATCH", URL, 0),
-				IdempotencyClientInterceptor.derivedKey("id", "POST", URL + "?x=1", 0),
-				IdempotencyClientInterceptor.derivedKey("id", "POST", URL, 1)))
+		String key = KeyedCallPolicy.derivedKey("id", "POST", URL, 0);
+		assertThat(KeyedCallPolicy.derivedKey("id", "POST", URL, 0)).isEqualTo(key);
+		assertThat(List.of(KeyedCallPolicy.derivedKey("id2", "POST", URL, 0),
+				KeyedCallPolicy.derivedKey("id", "PATCH", URL, 0),
+				KeyedCallPolicy.derivedKey("id", "POST", URL + "?x=1", 0),
+				KeyedCallPolicy.derivedKey("id", "POST", URL, 1)))
 			.doesNotContain(key)
 			.doesNotHaveDuplicates();
 	}

@@ -14,10 +14,22 @@ import org.jspecify.annotations.Nullable;
  * long as it runs; a binding restores what was bound before it when closed, so nested
  * executions (an idempotent method called from an idempotent handler) each see their own.
  * Work handed to another thread (async handlers, executors) is not bound there.
+ * <p>
+ * Reactive work runs on no thread of its own: it carries its execution in the Reactor
+ * context instead, under {@link #CONTEXT_KEY}, as one made by {@link #of(String)} and
+ * shared by all the work of the execution (idempo's {@code WebClient} filter reads it
+ * there, and falls back to the thread's).
  *
  * @author idempo
  */
 public final class CurrentIdempotentCall {
+
+	/**
+	 * The key of the execution in a Reactor {@code Context}: reactive work that runs
+	 * within an idempotent execution puts the execution ({@link #of(String)}) there, so
+	 * that the outbound calls it makes derive their keys from it.
+	 */
+	public static final String CONTEXT_KEY = CurrentIdempotentCall.class.getName();
 
 	private static final ThreadLocal<@Nullable CurrentIdempotentCall> CURRENT = new ThreadLocal<>();
 
@@ -36,10 +48,32 @@ public final class CurrentIdempotentCall {
 	 * @return the binding; close it on the same thread when the work ends
 	 */
 	public static Binding bind(String identity) {
+		return bind(new CurrentIdempotentCall(identity));
+	}
+
+	/**
+	 * Binds an execution created with {@link #of} to the current thread (its outbound
+	 * calls go on counting from where they are) until the returned binding is closed.
+	 * @param call the execution
+	 * @return the binding; close it on the same thread
+	 */
+	public static Binding bind(CurrentIdempotentCall call) {
 		CurrentIdempotentCall previous = CURRENT.get();
-		CurrentIdempotentCall call = new CurrentIdempotentCall(identity);
 		CURRENT.set(call);
 		return new Binding(call, previous);
+	}
+
+	/**
+	 * An execution bound to no thread, for work that carries it along by other means (a
+	 * reactive pipeline, in its context under {@link #CONTEXT_KEY}). Its calls are
+	 * counted from 0, so make one per run of the execution and share it between all of
+	 * its work.
+	 * @param identity what identifies the execution across instances and re-runs: its
+	 * storage key (a digest of scope and key), never raw client input
+	 * @return the execution
+	 */
+	public static CurrentIdempotentCall of(String identity) {
+		return new CurrentIdempotentCall(identity);
 	}
 
 	/**

@@ -239,7 +239,13 @@ public interface IdempotencyListener {
 		REJECTED_BEFORE_HANDLER,
 
 		/** A method's result could not be written as JSON. */
-		UNSERIALIZABLE;
+		UNSERIALIZABLE,
+
+		/**
+		 * The caller went away before the result was stored: a cancelled subscription or
+		 * future, or a client that disconnected from a reactive request.
+		 */
+		CANCELLED;
 
 		private final String tag = name().toLowerCase(java.util.Locale.ROOT);
 

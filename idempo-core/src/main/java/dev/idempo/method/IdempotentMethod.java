@@ -28,6 +28,8 @@ public final class IdempotentMethod {
 
 	private final ResolvableType resultType;
 
+	private final ResultKind resultKind;
+
 	private final String scope;
 
 	private final boolean[] fingerprinted;
@@ -38,7 +40,9 @@ public final class IdempotentMethod {
 		this.targetClass = targetClass;
 		this.annotation = annotation;
 		this.key = key;
-		this.resultType = ResolvableType.forMethodReturnType(method, targetClass);
+		ResolvableType declared = ResolvableType.forMethodReturnType(method, targetClass);
+		this.resultKind = ResultKind.of(declared.toClass());
+		this.resultType = (this.resultKind != ResultKind.VALUE) ? declared.getGeneric(0) : declared;
 		this.scope = scope(method, targetClass);
 		this.fingerprinted = fingerprinted;
 	}
@@ -94,6 +98,47 @@ public final class IdempotentMethod {
 	 */
 	public ResolvableType resultType() {
 		return this.resultType;
+	}
+
+	/**
+	 * How the method hands over its result: as its return value, or later through a
+	 * {@code Mono} or a {@code CompletableFuture}.
+	 * @return the kind of result
+	 */
+	public ResultKind resultKind() {
+		return this.resultKind;
+	}
+
+	/**
+	 * How an idempotent method hands over its result.
+	 */
+	public enum ResultKind {
+
+		/** The return value is the result. */
+		VALUE,
+
+		/**
+		 * A {@code Mono} of the result: each subscription is a call, claimed when it is
+		 * subscribed.
+		 */
+		MONO,
+
+		/**
+		 * A {@code CompletableFuture} (or {@code CompletionStage}) of the result, claimed
+		 * when the method is called.
+		 */
+		FUTURE;
+
+		static final String MONO_CLASS = "reactor.core.publisher.Mono";
+
+		static ResultKind of(Class<?> returnType) {
+			if (returnType == java.util.concurrent.CompletableFuture.class
+					|| returnType == java.util.concurrent.CompletionStage.class) {
+				return FUTURE;
+			}
+			return returnType.getName().equals(MONO_CLASS) ? MONO : VALUE;
+		}
+
 	}
 
 	/**

@@ -16,6 +16,7 @@ import dev.idempo.core.Digests;
 import dev.idempo.core.IdempotencyListener.Source;
 import dev.idempo.core.IdempotencySettings;
 
+import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.expression.BeanFactoryResolver;
@@ -52,6 +53,8 @@ public final class IdempotentMethodRunner {
 	private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
 
 	private final Map<IdempotentMethod, Policy> policies = new ConcurrentHashMap<>();
+
+	private volatile @Nullable ReactiveIdempotentCalls reactiveCalls;
 
 	/**
 	 * Creates a runner.
@@ -99,7 +102,44 @@ public final class IdempotentMethodRunner {
 		IdempotentCalls.Call call = new IdempotentCalls.Call(Source.METHOD, method.scope(), key,
 				this.verifyArguments ? fingerprint(method, arguments) : null, policy.resultType(), policy.ttl(),
 				method.annotation().cacheResponse(), policy.transactional());
-		return this.calls.execute(call, invocation::proceed);
+		return switch (method.resultKind()) {
+			case VALUE -> this.calls.execute(call, invocation::proceed);
+			case MONO -> reactiveCalls(method).execute(call, () -> proceedAgain(invocation));
+			case FUTURE -> reactiveCalls(method).executeFuture(call, () -> proceedAgain(invocation));
+		};
+	}
+
+	/**
+	 * Runs reactive and future methods ({@link IdempotentMethod.ResultKind}); without it
+	 * such methods fail the start-up.
+	 * @param reactiveCalls the engine, or {@code null} where Reactor is missing
+	 */
+	public void setReactiveCalls(@Nullable ReactiveIdempotentCalls reactiveCalls) {
+		this.reactiveCalls = reactiveCalls;
+	}
+
+	private ReactiveIdempotentCalls reactiveCalls(IdempotentMethod method) {
+		ReactiveIdempotentCalls reactive = this.reactiveCalls;
+		if (reactive == null) {
+			throw new IllegalStateException(missingReactiveCalls(method));
+		}
+		return reactive;
+	}
+
+	private static String missingReactiveCalls(IdempotentMethod method) {
+		return "@Idempotent on " + method + ", which returns " + method.method().getReturnType().getSimpleName()
+				+ ", needs Project Reactor (io.projectreactor:reactor-core) on the class path";
+	}
+
+	/**
+	 * Calls the method again for a later subscription (each one is a call of its own), on
+	 * a copy of the invocation where the proxy allows one.
+	 */
+	private static @Nullable Object proceedAgain(MethodInvocation invocation) throws Throwable {
+		if (invocation instanceof ProxyMethodInvocation proxied) {
+			return proxied.invocableClone().proceed();
+		}
+		return invocation.proceed();
 	}
 
 	/**
@@ -119,7 +159,9 @@ public final class IdempotentMethodRunner {
 
 	private Policy resolve(IdempotentMethod method) {
 		Idempotent annotation = method.annotation();
-		boolean transactional = annotation.transactional() || this.defaultTransactional;
+		// idempo.transactional is for methods whose work runs in the caller's thread
+		boolean transactional = annotation.transactional()
+				|| (this.defaultTransactional && method.resultKind() == IdempotentMethod.ResultKind.VALUE);
 		if (transactional && this.transactionalUnavailable != null) {
 			String how = annotation.transactional() ? "@Idempotent(transactional = true)" : "idempo.transactional=true";
 			throw new IdempotentMethodException(method.toString(),
@@ -132,6 +174,10 @@ public final class IdempotentMethodRunner {
 			throw new IdempotentMethodException(method.toString(),
 					"idempo.transactional=true cannot apply to " + method + ", which has cacheResponse = false",
 					"Remove cacheResponse = false, or set idempo.transactional=false.");
+		}
+		if (method.resultKind() != IdempotentMethod.ResultKind.VALUE && this.reactiveCalls == null) {
+			throw new IdempotentMethodException(method.toString(), missingReactiveCalls(method),
+					"Add io.projectreactor:reactor-core, or return the result itself.");
 		}
 		JavaType resultType = this.calls.results().javaType(method.resultType());
 		return new Policy(ttl(method), transactional, resultType);

@@ -36,7 +36,9 @@ import org.springframework.util.StringUtils;
  * <li>a key expression that does not parse, or names a variable the method has no
  * parameter of ({@link KeyExpressions});</li>
  * <li>a method that a Spring proxy cannot intercept (not public, static or final), or
- * that returns an asynchronous result (its work would run after the claim ended);</li>
+ * that returns an asynchronous result other than a {@code Mono} or a
+ * {@code CompletableFuture} (its work would run after the claim ended; a {@code Flux} is
+ * a stream, not one result), or returns one of those and is transactional;</li>
  * <li>{@code transactional = true} with {@code cacheResponse = false}.</li>
  * </ul>
  * Called by the advisor's pointcut while beans are proxied, so every singleton's methods
@@ -169,18 +171,44 @@ public final class IdempotentMethods {
 							+ "static or final), so it would run unprotected",
 					"Make the method public, non-static and non-final.");
 		}
-		if (isAsynchronous(specific.getReturnType())) {
-			throw new IdempotentMethodException(name,
-					"@Idempotent on " + name + ", which returns " + specific.getReturnType().getSimpleName()
-							+ ": its work would go on after the call returned and its key was given back",
-					"Return the result itself (run the method on the thread that does the work).");
-		}
+		checkResultType(specific, annotation, name);
 		if (annotation.transactional() && !annotation.cacheResponse()) {
 			throw new IdempotentMethodException(name,
 					"@Idempotent(transactional = true) on " + name + " cannot be combined with "
 							+ "cacheResponse = false: a transactional method's writes commit only together with the "
 							+ "record that answers its later calls",
 					"Remove cacheResponse = false, or make the method non-transactional.");
+		}
+	}
+
+	/**
+	 * A {@code Mono} or a {@code CompletableFuture} is claimed, stored and released by
+	 * its outcome; a stream of results, or another asynchronous type, cannot be.
+	 */
+	private static void checkResultType(Method specific, Idempotent annotation, String name) {
+		Class<?> type = specific.getReturnType();
+		IdempotentMethod.ResultKind kind = IdempotentMethod.ResultKind.of(type);
+		if (kind != IdempotentMethod.ResultKind.VALUE) {
+			if (annotation.transactional()) {
+				throw new IdempotentMethodException(name,
+						"@Idempotent(transactional = true) on " + name + ", which returns " + type.getSimpleName()
+								+ ": transactional mode needs the work to run in "
+								+ "the transaction of the thread that calls it",
+						"Return the result itself, or remove "
+								+ "transactional = true (the record is then stored when the result arrives).");
+			}
+			return;
+		}
+		if (type.getName().equals("reactor.core.publisher.Flux")) {
+			throw new IdempotentMethodException(name,
+					"@Idempotent on " + name + ", which returns Flux: a stream of results is not stored as one result",
+					"Return Mono<List<T>> (flux.collectList()), which is stored and replayed whole.");
+		}
+		if (isAsynchronous(type)) {
+			throw new IdempotentMethodException(name,
+					"@Idempotent on " + name + ", which returns " + type.getSimpleName()
+							+ ": its work would go on after the call returned and its key was given back",
+					"Return the result itself, a Mono or a CompletableFuture.");
 		}
 	}
 

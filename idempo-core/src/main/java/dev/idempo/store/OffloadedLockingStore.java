@@ -63,47 +63,47 @@ public final class OffloadedLockingStore implements ReactiveLockingStore {
 	/**
 	 * {@inheritDoc}
 	 * <p>
-	 * The claim runs as a task of the scheduler that nothing interrupts: a subscriber
-	 * that cancels before the task starts keeps it from reaching the store; one that
-	 * cancels while it runs gets nothing, and a key acquired meanwhile is released. (A
-	 * {@code fromCallable(...).subscribeOn(...)} would drop the value of a callable that
-	 * finishes after the cancellation without telling its discard hook.)
+	 * The blocking claim is never interrupted: a subscriber that cancels while it runs
+	 * lets it finish, and a key it acquired is released again. A subscriber that has
+	 * received the claim's value owns the lease, even if it cancels at the same moment.
 	 */
 	@Override
 	public Mono<ClaimResult> claim(String key, Duration lockTtl) {
-		return Mono.<ClaimResult>create((sink) -> {
-			AtomicBoolean cancelled = new AtomicBoolean();
-			sink.onCancel(() -> cancelled.set(true));
-			try {
-				this.scheduler.schedule(() -> {
-					if (cancelled.get()) {
-						return;
-					}
-					try {
-						sink.success(this.delegate.claim(key, lockTtl));
-					}
-					catch (RuntimeException ex) {
-						sink.error(ex);
-					}
-				});
-			}
-			catch (RejectedExecutionException ex) {
-				sink.error(ex);
-			}
-		}).doOnDiscard(ClaimResult.Acquired.class, (acquired) -> releaseAbandoned(acquired.lease()));
+		return Mono.defer(() -> {
+			AtomicBoolean gone = new AtomicBoolean();
+			Mono<ClaimResult> blocking = Mono.fromCallable(() -> gone.get() ? null : this.delegate.claim(key, lockTtl))
+				.subscribeOn(this.scheduler);
+			// a future, not the Mono: cancelling the Mono would interrupt the claim's
+			// thread and drop an acquired claim without a word
+			return Mono.fromFuture(blocking::toFuture, true)
+				.doOnCancel(() -> gone.set(true))
+				.doOnDiscard(ClaimResult.Acquired.class, (acquired) -> releaseAbandoned(acquired.lease()));
+		});
 	}
 
-	/** Gives back a key acquired for a subscriber that had gone: never on its thread. */
+	/** Gives back a key acquired for a subscriber that had gone. */
 	private void releaseAbandoned(Lease lease) {
-		this.scheduler.schedule(() -> {
-			try {
-				this.delegate.release(lease);
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Could not release an idempotency key claimed for a cancelled request; it stays locked"
-						+ " until its lease ends", ex);
-			}
-		});
+		if (!Schedulers.isInNonBlockingThread()) {
+			releaseQuietly(lease);
+			return;
+		}
+		try {
+			this.scheduler.schedule(() -> releaseQuietly(lease));
+		}
+		catch (RejectedExecutionException ex) {
+			logger.warn("Could not release an idempotency key claimed for a cancelled request (the scheduler is "
+					+ "shut down); it stays locked until its lease ends", ex);
+		}
+	}
+
+	private void releaseQuietly(Lease lease) {
+		try {
+			this.delegate.release(lease);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not release an idempotency key claimed for a cancelled request; it stays locked"
+					+ " until its lease ends", ex);
+		}
 	}
 
 	@Override

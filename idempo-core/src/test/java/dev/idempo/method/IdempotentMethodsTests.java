@@ -63,6 +63,34 @@ class IdempotentMethodsTests {
 	}
 
 	@Test
+	void monoAndFutureResultsAreAcceptedWithTheirInnerTypeAsResultType() {
+		IdempotentMethod mono = this.methods.find(method("mono"), Orders.class);
+		IdempotentMethod future = this.methods.find(method("future"), Orders.class);
+		assertThat(mono).isNotNull();
+		assertThat(mono.resultKind()).isEqualTo(IdempotentMethod.ResultKind.MONO);
+		assertThat(mono.resultType().toClass()).isEqualTo(Order.class);
+		assertThat(future).isNotNull();
+		assertThat(future.resultKind()).isEqualTo(IdempotentMethod.ResultKind.FUTURE);
+		assertThat(future.resultType().toClass()).isEqualTo(String.class);
+	}
+
+	@Test
+	void aFluxResultIsRejectedSayingWhatToReturnInstead() {
+		assertThatExceptionOfType(IdempotentMethodException.class)
+			.isThrownBy(() -> this.methods.find(method("flux"), Orders.class))
+			.withMessageContaining("returns Flux")
+			.satisfies((ex) -> assertThat(ex.getAction()).contains("Mono<List<T>>"));
+	}
+
+	@Test
+	void aTransactionalMonoIsRejected() {
+		assertThatExceptionOfType(IdempotentMethodException.class)
+			.isThrownBy(() -> this.methods.find(method("transactionalMono"), Orders.class))
+			.withMessageContaining("transactional = true")
+			.withMessageContaining("returns Mono");
+	}
+
+	@Test
 	void anIndexBeyondTheParametersIsRejected() {
 		assertThatExceptionOfType(IdempotentMethodException.class)
 			.isThrownBy(() -> this.methods.find(method("indexTooFar"), Orders.class))
@@ -130,6 +158,26 @@ class IdempotentMethodsTests {
 	}
 
 	public static class Orders {
+
+		@Idempotent(key = "#order.id()")
+		public reactor.core.publisher.Mono<Order> mono(Order order) {
+			return reactor.core.publisher.Mono.just(order);
+		}
+
+		@Idempotent(key = "#order.id()")
+		public java.util.concurrent.CompletableFuture<String> future(Order order) {
+			return java.util.concurrent.CompletableFuture.completedFuture(order.id());
+		}
+
+		@Idempotent(key = "#order.id()")
+		public reactor.core.publisher.Flux<Order> flux(Order order) {
+			return reactor.core.publisher.Flux.just(order);
+		}
+
+		@Idempotent(key = "#order.id()", transactional = true)
+		public reactor.core.publisher.Mono<Order> transactionalMono(Order order) {
+			return reactor.core.publisher.Mono.just(order);
+		}
 
 		@Idempotent(key = "#order.id()")
 		public void byName(Order order) {

@@ -8,6 +8,7 @@ import org.apache.commons.logging.LogFactory;
 
 import dev.idempo.client.IdempotencyClientInterceptor;
 import dev.idempo.client.IdempotencyClientListener;
+import dev.idempo.client.IdempotencyExchangeFilterFunction;
 import dev.idempo.client.MicrometerIdempotencyClientListener;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -19,18 +20,22 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.restclient.RestClientCustomizer;
 import org.springframework.boot.restclient.RestTemplateCustomizer;
+import org.springframework.boot.webclient.WebClientCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
+import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 
 /**
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
- * Auto-configuration} of idempo's client interceptor, when
- * {@code idempo.client.enabled=true}: a bean, and on Spring Boot's
+ * Auto-configuration} of idempo's client interceptor and filter, when
+ * {@code idempo.client.enabled=true}: the interceptor a bean, and on Spring Boot's
  * {@code RestClient.Builder} and {@code RestTemplateBuilder} the first of their
- * interceptors. Needs no web server and no store.
+ * interceptors; with Spring WebFlux, the {@code WebClient} filter a bean too, with the
+ * same settings and listeners, and on Spring Boot's {@code WebClient.Builder} the first
+ * of its filters. Needs no web server and no store.
  *
  * @author idempo
  */
@@ -48,8 +53,11 @@ public final class IdempotencyClientAutoConfiguration {
 	@ConditionalOnMissingBean
 	IdempotencyClientInterceptor idempotencyClientInterceptor(IdempotencyClientProperties properties,
 			ObjectProvider<IdempotencyClientListener> listeners) {
-		List<IdempotencyClientListener> all = listeners.orderedStream().toList();
-		return new IdempotencyClientInterceptor(properties.toSettings(), composite(all));
+		return new IdempotencyClientInterceptor(properties.toSettings(), composite(listeners));
+	}
+
+	private static IdempotencyClientListener composite(ObjectProvider<IdempotencyClientListener> listeners) {
+		return composite(listeners.orderedStream().toList());
 	}
 
 	private static IdempotencyClientListener composite(List<IdempotencyClientListener> listeners) {
@@ -122,6 +130,48 @@ public final class IdempotencyClientAutoConfiguration {
 				restTemplate.getInterceptors().remove(interceptor);
 				restTemplate.getInterceptors().add(0, interceptor);
 			};
+		}
+
+	}
+
+	/**
+	 * The filter for {@code WebClient}, when Spring WebFlux is there; apart so that the
+	 * filter bean is there without {@code spring-boot-webclient}.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(ExchangeFilterFunction.class)
+	static class ReactiveConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotencyExchangeFilterFunction idempotencyExchangeFilterFunction(IdempotencyClientProperties properties,
+				ObjectProvider<IdempotencyClientListener> listeners) {
+			return new IdempotencyExchangeFilterFunction(properties.toSettings(), composite(listeners));
+		}
+
+		/**
+		 * On Spring Boot's {@code WebClient.Builder}.
+		 */
+		@Configuration(proxyBeanMethods = false)
+		@ConditionalOnClass(WebClientCustomizer.class)
+		static class WebClientBuilderConfiguration {
+
+			/**
+			 * Puts the filter first on every {@code WebClient.Builder} that Spring Boot
+			 * hands out. Ordered last among customizers, so that a filter another
+			 * customizer inserts at the front still runs inside it, on every attempt.
+			 * @param filter the filter
+			 * @return the customizer
+			 */
+			@Bean
+			@Order(Ordered.LOWEST_PRECEDENCE)
+			WebClientCustomizer idempotencyWebClientCustomizer(IdempotencyExchangeFilterFunction filter) {
+				return (builder) -> builder.filters((filters) -> {
+					filters.remove(filter);
+					filters.add(0, filter);
+				});
+			}
+
 		}
 
 	}

@@ -15,10 +15,10 @@ import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
 
 /**
- * Configuration properties of idempo's client interceptor ({@code idempo.client.*}).
- * Apart from {@link IdempotencyProperties} because the client serves applications without
- * a web server too. Checked when bound: a value out of range fails start-up naming the
- * property.
+ * Configuration properties of idempo's client interceptor and {@code WebClient} filter
+ * ({@code idempo.client.*}). Apart from {@link IdempotencyProperties} because the client
+ * serves applications without a web server too. Checked when bound: a value out of range
+ * fails start-up naming the property.
  *
  * @author idempo
  */
@@ -28,8 +28,8 @@ public class IdempotencyClientProperties implements Validator {
 	private static final Set<String> KEYABLE_METHODS = Set.of("POST", "PUT", "PATCH", "DELETE");
 
 	/**
-	 * Whether RestClient and RestTemplate instances built from Spring Boot's builders
-	 * send idempotency keys and retry what they make safe to retry.
+	 * Whether RestClient, RestTemplate and WebClient instances built from Spring Boot's
+	 * builders send idempotency keys and retry what they make safe to retry.
 	 */
 	private boolean enabled;
 

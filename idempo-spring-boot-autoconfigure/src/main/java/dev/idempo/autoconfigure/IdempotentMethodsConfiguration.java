@@ -2,19 +2,24 @@ package dev.idempo.autoconfigure;
 
 import io.micrometer.observation.ObservationRegistry;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
 import tools.jackson.databind.json.JsonMapper;
 
 import dev.idempo.IdempotencyTemplate;
 import dev.idempo.core.CompositeIdempotencyListener;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.LeaseRenewer;
+import dev.idempo.core.ObservedLockingStore;
 import dev.idempo.method.IdempotentCalls;
 import dev.idempo.method.IdempotentMethod;
 import dev.idempo.method.IdempotentMethodAdvisor;
 import dev.idempo.method.IdempotentMethodInterceptor;
 import dev.idempo.method.IdempotentMethodRunner;
 import dev.idempo.method.IdempotentMethods;
+import dev.idempo.method.ReactiveIdempotentCalls;
 import dev.idempo.store.LockingStore;
+import dev.idempo.store.OffloadedLockingStore;
+import dev.idempo.store.ReactiveLockingStore;
 import dev.idempo.transaction.TransactionalClaims;
 
 import org.springframework.aop.config.AopConfigUtils;
@@ -83,11 +88,37 @@ class IdempotentMethodsConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotentMethodRunner idempotentMethodRunner(IdempotentCalls calls, IdempotencyProperties properties,
-			ConfigurableBeanFactory beanFactory) {
-		return new IdempotentMethodRunner(calls, beanFactory, new EmbeddedValueResolver(beanFactory),
-				properties.getResponseTtl(), properties.isTransactional(),
+			ConfigurableBeanFactory beanFactory, ObjectProvider<ReactiveIdempotentCalls> reactiveCalls) {
+		IdempotentMethodRunner runner = new IdempotentMethodRunner(calls, beanFactory,
+				new EmbeddedValueResolver(beanFactory), properties.getResponseTtl(), properties.isTransactional(),
 				IdempotencyAutoConfiguration.transactionalUnavailable(properties, beanFactory),
 				properties.getMethod().isVerifyArguments());
+		runner.setReactiveCalls(reactiveCalls.getIfAvailable());
+		return runner;
+	}
+
+	/**
+	 * Methods returning {@code Mono} or {@code CompletableFuture}, where Reactor is on
+	 * the class path: on the application's {@link ReactiveLockingStore}, else on its
+	 * {@link LockingStore} run off the caller's thread.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(Mono.class)
+	static class ReactiveMethodsConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		ReactiveIdempotentCalls reactiveIdempotentCalls(IdempotentCalls calls, LockingStore store,
+				ObjectProvider<ReactiveLockingStore> reactiveStore, ObjectProvider<IdempotencyListener> listeners,
+				IdempotencyProperties properties, ObjectProvider<ObservationRegistry> observationRegistry) {
+			IdempotencyListener listener = CompositeIdempotencyListener.of(listeners.orderedStream().toList());
+			// the offloaded store is observed as the blocking path's is
+			ReactiveLockingStore reactive = reactiveStore
+				.getIfUnique(() -> new OffloadedLockingStore(new ObservedLockingStore(store, listener,
+						observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP))));
+			return new ReactiveIdempotentCalls(reactive, listener, properties.toSettings(), calls.results());
+		}
+
 	}
 
 	@Bean

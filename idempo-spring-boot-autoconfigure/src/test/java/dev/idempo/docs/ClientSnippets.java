@@ -1,8 +1,11 @@
 package dev.idempo.docs;
 
+import reactor.core.publisher.Mono;
+
 import dev.idempo.Idempotent;
 import dev.idempo.client.IdempotencyClientInterceptor;
 import dev.idempo.client.IdempotencyClientSettings;
+import dev.idempo.client.IdempotencyExchangeFilterFunction;
 
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
@@ -10,10 +13,12 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
+import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * The client snippets of the documentation ("The calling side"), compiled here;
- * {@link ClientSnippetsTests} runs the client built by hand against a server.
+ * {@link ClientSnippetsTests} runs the clients built by hand against a server.
  */
 final class ClientSnippets {
 
@@ -64,6 +69,30 @@ final class ClientSnippets {
 			.build();
 		// end::client-by-hand[]
 		return client;
+	}
+
+	static WebClient webClientByHand(ExchangeFilterFunction tracing) {
+		// tag::webclient-by-hand[]
+		WebClient client = WebClient.builder()
+			.filter(new IdempotencyExchangeFilterFunction(IdempotencyClientSettings.defaults().withMaxAttempts(5)))
+			// added after idempo's filter: runs on every attempt
+			.filter(tracing)
+			.build();
+		// end::webclient-by-hand[]
+		return client;
+	}
+
+	static Mono<Charge> chargeInExecution(WebClient charges, ChargeRequest request, String identity) {
+		// tag::webclient-context[]
+		Mono<Charge> charge = charges.post()
+			.uri("/charges")
+			.bodyValue(request)
+			.retrieve()
+			.bodyToMono(Charge.class)
+			// the calls of this pipeline derive their keys from the execution's identity
+			.contextWrite(IdempotencyExchangeFilterFunction.withCall(identity));
+		// end::webclient-context[]
+		return charge;
 	}
 
 }

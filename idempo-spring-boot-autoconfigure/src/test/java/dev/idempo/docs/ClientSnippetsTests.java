@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -14,18 +15,73 @@ import org.junit.jupiter.api.Test;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
+import org.springframework.web.reactive.function.client.WebClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Runs the documentation's client built by hand: a 503 is retried with the same key, and
- * the interceptor added after idempo's runs on every attempt.
+ * Runs the documentation's clients built by hand: a 503 is retried with the same key, and
+ * the interceptor or filter added after idempo's runs on every attempt.
  */
 class ClientSnippetsTests {
 
+	private final List<String> keys = new CopyOnWriteArrayList<>();
+
 	@Test
 	void clientBuiltByHandRetriesWithTheSameKeyAndRunsLaterInterceptorsOnEveryAttempt() throws IOException {
-		List<String> keys = new CopyOnWriteArrayList<>();
+		HttpServer server = chargesServer();
+		try {
+			AtomicInteger traced = new AtomicInteger();
+			ClientHttpRequestInterceptor tracing = (request, bytes, execution) -> {
+				traced.incrementAndGet();
+				return execution.execute(request, bytes);
+			};
+			RestClient client = ClientSnippets.byHand(tracing);
+			ResponseEntity<String> answer = client.post()
+				.uri("http://127.0.0.1:" + server.getAddress().getPort() + "/charges")
+				.body("{\"amount\":25}")
+				.retrieve()
+				.toEntity(String.class);
+			assertThat(answer.getStatusCode().value()).isEqualTo(201);
+			assertThat(this.keys).hasSize(2);
+			assertThat(this.keys.get(0)).isNotBlank().isEqualTo(this.keys.get(1));
+			assertThat(traced).hasValue(2);
+		}
+		finally {
+			server.stop(0);
+		}
+	}
+
+	@Test
+	void webClientBuiltByHandRetriesWithTheSameKeyAndRunsLaterFiltersOnEveryAttempt() throws IOException {
+		HttpServer server = chargesServer();
+		try {
+			AtomicInteger traced = new AtomicInteger();
+			ExchangeFilterFunction tracing = (request, next) -> {
+				traced.incrementAndGet();
+				return next.exchange(request);
+			};
+			WebClient client = ClientSnippets.webClientByHand(tracing);
+			String answer = client.post()
+				.uri("http://127.0.0.1:" + server.getAddress().getPort() + "/charges")
+				.bodyValue("{\"amount\":25}")
+				.retrieve()
+				.bodyToMono(String.class)
+				.block(Duration.ofSeconds(20));
+			assertThat(answer).isEqualTo("{\"id\":\"ch_1\"}");
+			assertThat(this.keys).hasSize(2);
+			assertThat(this.keys.get(0)).isNotBlank().isEqualTo(this.keys.get(1));
+			assertThat(traced).hasValue(2);
+		}
+		finally {
+			server.stop(0);
+		}
+	}
+
+	/** Answers its first charge 503 with {@code Retry-After: 0}, every other one 201. */
+	private HttpServer chargesServer() throws IOException {
+		List<String> keys = this.keys;
 		AtomicInteger answers = new AtomicInteger();
 		HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
 		server.createContext("/charges", (exchange) -> {
@@ -42,26 +98,7 @@ class ClientSnippetsTests {
 			}
 		});
 		server.start();
-		try {
-			AtomicInteger traced = new AtomicInteger();
-			ClientHttpRequestInterceptor tracing = (request, bytes, execution) -> {
-				traced.incrementAndGet();
-				return execution.execute(request, bytes);
-			};
-			RestClient client = ClientSnippets.byHand(tracing);
-			ResponseEntity<String> answer = client.post()
-				.uri("http://127.0.0.1:" + server.getAddress().getPort() + "/charges")
-				.body("{\"amount\":25}")
-				.retrieve()
-				.toEntity(String.class);
-			assertThat(answer.getStatusCode().value()).isEqualTo(201);
-			assertThat(keys).hasSize(2);
-			assertThat(keys.get(0)).isNotBlank().isEqualTo(keys.get(1));
-			assertThat(traced).hasValue(2);
-		}
-		finally {
-			server.stop(0);
-		}
+		return server;
 	}
 
 }

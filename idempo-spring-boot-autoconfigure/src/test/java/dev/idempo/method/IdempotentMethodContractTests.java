@@ -1,22 +1,32 @@
 package dev.idempo.method;
 
 import java.io.IOException;
+import java.lang.reflect.Method;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.Exceptions;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import dev.idempo.IdempotencyInProgressException;
 import dev.idempo.IdempotencyKeyReusedException;
@@ -27,6 +37,7 @@ import dev.idempo.core.StorageKeys;
 import dev.idempo.method.MethodTestApplication.Executions;
 import dev.idempo.method.MethodTestApplication.Order;
 import dev.idempo.method.MethodTestApplication.Payments;
+import dev.idempo.method.MethodTestApplication.ReactivePayments;
 import dev.idempo.method.MethodTestApplication.Receipt;
 import dev.idempo.store.LockingStore;
 
@@ -40,6 +51,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * What every store must give {@code @Idempotent(key = ...)} methods and the
@@ -61,6 +73,9 @@ public abstract class IdempotentMethodContractTests {
 
 	@Autowired
 	IdempotencyTemplate template;
+
+	@Autowired
+	ReactivePayments reactive;
 
 	@Autowired
 	MeterRegistry meters;
@@ -483,6 +498,165 @@ public abstract class IdempotentMethodContractTests {
 	private double count(String source, String outcome) {
 		var counter = this.meters.find("idempo.requests").tag("source", source).tag("outcome", outcome).counter();
 		return (counter != null) ? counter.count() : 0;
+	}
+
+	/**
+	 * Subscribes from a non-blocking thread (where BlockHound fails any blocking call)
+	 * and waits for the outcome on the test's thread.
+	 */
+	static <T> @Nullable T await(Mono<T> mono) {
+		return mono.subscribeOn(Schedulers.parallel()).block(Duration.ofSeconds(20));
+	}
+
+	@Test
+	void aMonoIsClaimedWhenSubscribedAndLaterSubscriptionsGetTheStoredValue() {
+		Order order = new Order(newKey(), new BigDecimal("3.20"));
+		Mono<Receipt> charge = this.reactive.charge(order);
+		assertThat(this.executions.count("mono-charge", order.id())).isZero();
+		Receipt first = await(charge);
+		assertThat(await(charge)).isEqualTo(first);
+		assertThat(await(this.reactive.charge(order))).isEqualTo(first);
+		assertThat(first).isEqualTo(new Receipt(order.id(), order.amount(), 1));
+		assertThat(this.executions.count("mono-charge", order.id())).isOne();
+	}
+
+	@Test
+	void aMonoErrorStoresNothingAndTheNextSubscriptionRunsAgain() {
+		String key = newKey();
+		Mono<Receipt> call = this.reactive.failOnce(key);
+		assertThatIllegalStateException().isThrownBy(() -> await(call)).withMessage("first run fails");
+		assertThat(await(call)).isEqualTo(new Receipt(key, BigDecimal.TEN, 2));
+		assertThat(await(call)).isEqualTo(new Receipt(key, BigDecimal.TEN, 2));
+		assertThat(this.executions.count("mono-fail-once", key)).isEqualTo(2);
+	}
+
+	@Test
+	void aMonoResultThatFailsHardWhenWrittenFreesItsKey() {
+		String key = newKey();
+		for (int i = 1; i <= 2; i++) {
+			// block() wraps an Error; the Mono itself signals it as it is
+			assertThatThrownBy(() -> await(this.reactive.unwritable(key)))
+				.satisfies((ex) -> assertThat(Exceptions.unwrap(ex)).isInstanceOf(AssertionError.class)
+					.hasMessage("cannot be written"));
+			assertThat(this.executions.count("mono-unwritable", key)).isEqualTo(i);
+		}
+	}
+
+	@Test
+	void anEmptyMonoIsStoredAndReplayedEmpty() {
+		String key = newKey();
+		assertThat(await(this.reactive.nothing(key))).isNull();
+		assertThat(await(this.reactive.nothing(key))).isNull();
+		assertThat(this.executions.count("mono-nothing", key)).isOne();
+	}
+
+	@Test
+	void aMonoWhileAnotherSubscriptionHoldsTheKeyErrorsInProgressAndACancelledOneFreesIt() throws Exception {
+		String key = newKey();
+		this.executions.hold();
+		Disposable running = this.reactive.slow(key).subscribeOn(Schedulers.parallel()).subscribe();
+		try {
+			assertThat(this.executions.awaitEntered()).isTrue();
+			assertThatExceptionOfType(IdempotencyInProgressException.class)
+				.isThrownBy(() -> await(this.reactive.slow(key)));
+			running.dispose();
+		}
+		finally {
+			this.executions.release();
+		}
+		// the release is sent when the subscription is cancelled: poll for the free key
+		Receipt again = pollUntilRun(() -> await(this.reactive.slow(key)));
+		assertThat(again.run()).isEqualTo(2);
+		assertThat(await(this.reactive.slow(key))).isEqualTo(again);
+	}
+
+	@Test
+	void aFutureIsClaimedWhenCalledAndLaterCallsGetTheStoredValue() throws Exception {
+		Order order = new Order(newKey(), new BigDecimal("8.00"));
+		Receipt first = this.reactive.chargeLater(order).get(20, TimeUnit.SECONDS);
+		assertThat(this.reactive.chargeLater(order).get(20, TimeUnit.SECONDS)).isEqualTo(first);
+		assertThat(first.run()).isOne();
+		assertThat(this.executions.count("future-charge", order.id())).isOne();
+	}
+
+	@Test
+	void aFutureMeetingItsKeyInProgressCompletesExceptionally() throws Exception {
+		String key = newKey();
+		this.executions.hold();
+		CompletableFuture<Receipt> running = this.reactive.slowLater(key);
+		try {
+			assertThat(this.executions.awaitEntered()).isTrue();
+			assertThatExceptionOfType(ExecutionException.class)
+				.isThrownBy(() -> this.reactive.slowLater(key).get(20, TimeUnit.SECONDS))
+				.withCauseInstanceOf(IdempotencyInProgressException.class);
+		}
+		finally {
+			this.executions.release();
+		}
+		Receipt stored = running.get(20, TimeUnit.SECONDS);
+		assertThat(this.reactive.slowLater(key).get(20, TimeUnit.SECONDS)).isEqualTo(stored);
+		assertThat(this.executions.count("future-slow", key)).isOne();
+	}
+
+	@Test
+	void manySubscriptionsOfOneKeyAtOnceRunTheMonoExactlyOnce() throws Exception {
+		Order order = new Order(newKey(), BigDecimal.ONE);
+		int calls = 32;
+		CountDownLatch start = new CountDownLatch(1);
+		List<CompletableFuture<Object>> outcomes = new ArrayList<>();
+		for (int i = 0; i < calls; i++) {
+			outcomes.add(Mono.fromRunnable(() -> awaitLatch(start))
+				.then(this.reactive.charge(order))
+				.<Object>map((receipt) -> receipt)
+				.onErrorResume(IdempotencyInProgressException.class, Mono::just)
+				.subscribeOn(Schedulers.boundedElastic())
+				.toFuture());
+		}
+		start.countDown();
+		for (CompletableFuture<Object> outcome : outcomes) {
+			assertThat(outcome.get(20, TimeUnit.SECONDS)).isInstanceOfAny(Receipt.class,
+					IdempotencyInProgressException.class);
+		}
+		assertThat(this.executions.count("mono-charge", order.id())).isOne();
+	}
+
+	@Test
+	void theMonoCarriesItsExecutionInItsContextForOutboundCalls() {
+		String key = newKey();
+		assertThat(await(this.reactive.identity(key))).isEqualTo(StorageKeys
+			.of(IdempotentMethod.scope(methodNamed(ReactivePayments.class, "identity"), ReactivePayments.class), key));
+	}
+
+	private static Method methodNamed(Class<?> type, String name) {
+		return Arrays.stream(type.getMethods())
+			.filter((method) -> method.getName().equals(name))
+			.findFirst()
+			.orElseThrow();
+	}
+
+	private static void awaitLatch(CountDownLatch latch) {
+		try {
+			assertThat(latch.await(20, TimeUnit.SECONDS)).isTrue();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+	private static <T> T pollUntilRun(Supplier<T> call) throws InterruptedException {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+		while (true) {
+			try {
+				return call.get();
+			}
+			catch (IdempotencyInProgressException ex) {
+				if (System.nanoTime() > deadline) {
+					throw ex;
+				}
+				Thread.sleep(20);
+			}
+		}
 	}
 
 }

@@ -3,6 +3,7 @@ package dev.idempo.method;
 import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -10,8 +11,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import dev.idempo.Idempotent;
+import dev.idempo.core.CurrentIdempotentCall;
 
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -224,6 +228,81 @@ class MethodTestApplication {
 		public int callsItself(String id) {
 			// a call through 'this', not through the proxy: not intercepted
 			return count(id);
+		}
+
+	}
+
+	/**
+	 * Methods whose results arrive later. Their work runs on boundedElastic, where a test
+	 * may hold it: a Mono's subscriber thread must never block.
+	 */
+	@Service
+	static class ReactivePayments {
+
+		private final Executions executions;
+
+		ReactivePayments(Executions executions) {
+			this.executions = executions;
+		}
+
+		@Idempotent(key = "#order.id()")
+		public Mono<Receipt> charge(Order order) {
+			return Mono.fromCallable(() -> {
+				int run = this.executions.record("mono-charge", order.id());
+				return new Receipt(order.id(), order.amount(), run);
+			});
+		}
+
+		@Idempotent(key = "#id")
+		public Mono<Receipt> slow(String id) {
+			return Mono.fromCallable(() -> {
+				int run = this.executions.record("mono-slow", id);
+				this.executions.pause();
+				return new Receipt(id, BigDecimal.ONE, run);
+			}).subscribeOn(Schedulers.boundedElastic());
+		}
+
+		@Idempotent(key = "#id")
+		public Mono<Receipt> failOnce(String id) {
+			return Mono.defer(() -> (this.executions.record("mono-fail-once", id) == 1)
+					? Mono.error(new IllegalStateException("first run fails"))
+					: Mono.just(new Receipt(id, BigDecimal.TEN, 2)));
+		}
+
+		@Idempotent(key = "#id")
+		public Mono<Void> nothing(String id) {
+			return Mono.fromRunnable(() -> this.executions.record("mono-nothing", id));
+		}
+
+		@Idempotent(key = "#id")
+		public Mono<String> identity(String id) {
+			return Mono.deferContextual((context) -> {
+				this.executions.record("mono-identity", id);
+				CurrentIdempotentCall call = context.getOrDefault(CurrentIdempotentCall.CONTEXT_KEY, null);
+				return Mono.justOrEmpty((call != null) ? call.identity() : null);
+			});
+		}
+
+		@Idempotent(key = "#id")
+		public Mono<IdempotentMethodContractTests.Unwritable> unwritable(String id) {
+			return Mono.fromCallable(
+					() -> new IdempotentMethodContractTests.Unwritable(this.executions.record("mono-unwritable", id)));
+		}
+
+		@Idempotent(key = "#order.id()")
+		public CompletableFuture<Receipt> chargeLater(Order order) {
+			int run = this.executions.record("future-charge", order.id());
+			return CompletableFuture.completedFuture(new Receipt(order.id(), order.amount(), run));
+		}
+
+		@Idempotent(key = "#id")
+		public CompletableFuture<Receipt> slowLater(String id) {
+			int run = this.executions.record("future-slow", id);
+			// a thread of its own: the common pool has one thread on a two-core machine
+			return CompletableFuture.supplyAsync(() -> {
+				this.executions.pause();
+				return new Receipt(id, BigDecimal.ONE, run);
+			}, (task) -> new Thread(task, "slow-later").start());
 		}
 
 	}

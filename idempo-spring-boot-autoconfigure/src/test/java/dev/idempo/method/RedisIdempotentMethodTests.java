@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 
 import dev.idempo.IdempotencyInProgressException;
 import dev.idempo.method.MethodTestApplication.Receipt;
@@ -65,6 +66,43 @@ class RedisIdempotentMethodTests extends IdempotentMethodContractTests {
 		finally {
 			this.executions.release();
 			executor.shutdownNow();
+		}
+	}
+
+	@Test
+	void aMonoRunningLongerThanTheLockTtlKeepsItsKeyByRenewingItsLease() throws Exception {
+		String key = newKey();
+		this.executions.hold();
+		Disposable first = this.reactive.slow(key).subscribe();
+		try {
+			assertThat(this.executions.awaitEntered()).isTrue();
+			// time itself is what is tested: well past the 1 s lease, which only renewal
+			// keeps alive
+			Thread.sleep(2500);
+			assertThatExceptionOfType(IdempotencyInProgressException.class)
+				.isThrownBy(() -> await(this.reactive.slow(key)));
+		}
+		finally {
+			this.executions.release();
+		}
+		Receipt stored = pollUntilStored(key);
+		assertThat(stored.run()).isOne();
+		assertThat(this.executions.count("mono-slow", key)).isOne();
+		first.dispose();
+	}
+
+	private Receipt pollUntilStored(String key) throws InterruptedException {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+		while (true) {
+			try {
+				return await(this.reactive.slow(key));
+			}
+			catch (IdempotencyInProgressException ex) {
+				if (System.nanoTime() > deadline) {
+					throw ex;
+				}
+				Thread.sleep(20);
+			}
 		}
 	}
 
