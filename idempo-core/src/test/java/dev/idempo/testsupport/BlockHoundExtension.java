@@ -25,7 +25,9 @@ import reactor.blockhound.BlockHound;
  * the commands being written on a connection ({@code SharedLock}), a
  * {@code ReentrantLock} held for a counter update, or while the connection is being
  * reconnected or closed, never across I/O; Lettuce 7 takes it on every command, and a
- * {@code BlockingOperationError} thrown inside it would wedge the connection for good.
+ * {@code BlockingOperationError} thrown inside it would wedge the connection for good;
+ * and the cluster client's cache of each slot's write connection, a {@code ReentrantLock}
+ * held for an array update.
  *
  * @author idempo
  */
@@ -55,7 +57,14 @@ public final class BlockHoundExtension implements BeforeAllCallback {
 				// a
 				// counter update (or while the connection changes state, never for I/O)
 				.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "incrementWriters")
-				.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "decrementWriters"));
+				.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "decrementWriters")
+				// Lettuce's cluster client caches the write connection of each slot under
+				// a
+				// ReentrantLock held for an array update
+				.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider",
+						"getWriteConnection")
+				.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider",
+						"lambda$getWriteConnection$1"));
 		}
 	}
 
