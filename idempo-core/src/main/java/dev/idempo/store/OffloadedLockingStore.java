@@ -2,11 +2,12 @@ package dev.idempo.store;
 
 import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -27,6 +28,12 @@ import org.springframework.util.Assert;
 public final class OffloadedLockingStore implements ReactiveLockingStore {
 
 	private static final Log logger = LogFactory.getLog(OffloadedLockingStore.class);
+
+	private static final int RUNNING = 0;
+
+	private static final int DONE = 1;
+
+	private static final int CANCELLED = 2;
 
 	private final LockingStore delegate;
 
@@ -69,16 +76,45 @@ public final class OffloadedLockingStore implements ReactiveLockingStore {
 	 */
 	@Override
 	public Mono<ClaimResult> claim(String key, Duration lockTtl) {
-		return Mono.defer(() -> {
-			AtomicBoolean gone = new AtomicBoolean();
-			Mono<ClaimResult> blocking = Mono.fromCallable(() -> gone.get() ? null : this.delegate.claim(key, lockTtl))
-				.subscribeOn(this.scheduler);
-			// a future, not the Mono: cancelling the Mono would interrupt the claim's
-			// thread and drop an acquired claim without a word
-			return Mono.fromFuture(blocking::toFuture, true)
-				.doOnCancel(() -> gone.set(true))
-				.doOnDiscard(ClaimResult.Acquired.class, (acquired) -> releaseAbandoned(acquired.lease()));
-		});
+		return Mono.<ClaimResult>create((sink) -> {
+			AtomicInteger state = new AtomicInteger(RUNNING);
+			// a cancel never disposes the task: interrupting a claim would lose its
+			// answer
+			sink.onCancel(() -> state.compareAndSet(RUNNING, CANCELLED));
+			try {
+				this.scheduler.schedule(() -> runClaim(key, lockTtl, state, sink));
+			}
+			catch (RejectedExecutionException ex) {
+				sink.error(ex);
+			}
+		}).doOnDiscard(ClaimResult.Acquired.class, (acquired) -> releaseAbandoned(acquired.lease()));
+	}
+
+	/**
+	 * Runs a claim unless its subscriber went first; hands the answer over only while the
+	 * subscriber is there, else gives an acquired key back at once. The sink discards an
+	 * answer whose subscriber cancels while it is handed over, which releases it too.
+	 */
+	private void runClaim(String key, Duration lockTtl, AtomicInteger state, MonoSink<ClaimResult> sink) {
+		if (state.get() == CANCELLED) {
+			return;
+		}
+		ClaimResult result;
+		try {
+			result = this.delegate.claim(key, lockTtl);
+		}
+		catch (Throwable ex) {
+			if (state.compareAndSet(RUNNING, DONE)) {
+				sink.error(ex);
+			}
+			return;
+		}
+		if (state.compareAndSet(RUNNING, DONE)) {
+			sink.success(result);
+		}
+		else if (result instanceof ClaimResult.Acquired acquired) {
+			releaseQuietly(acquired.lease());
+		}
 	}
 
 	/** Gives back a key acquired for a subscriber that had gone. */

@@ -5,6 +5,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.junit.jupiter.api.RepeatedTest;
+import org.junit.jupiter.api.RepetitionInfo;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.scheduler.Schedulers;
@@ -26,12 +28,18 @@ class OffloadedLockingStoreTests {
 	private final InMemoryLockingStore memory = new InMemoryLockingStore(java.time.Clock.systemUTC(), 1000,
 			1024 * 1024);
 
-	@Test
-	void aClaimCancelledWhileItRunsReleasesTheKeyItAcquired() throws Exception {
+	/**
+	 * Many times over, since the cancel races the subscription's own start: from the
+	 * parallel scheduler the claim may enter the store before its subscriber is set up.
+	 */
+	@RepeatedTest(20)
+	void aClaimCancelledWhileItRunsReleasesTheKeyItAcquired(RepetitionInfo repetition) throws Exception {
 		GatedStore gated = new GatedStore(this.memory);
 		OffloadedLockingStore store = new OffloadedLockingStore(gated);
-		String key = "a".repeat(64);
-		Disposable subscription = store.claim(key, LOCK_TTL).subscribeOn(Schedulers.parallel()).subscribe();
+		String key = String.format("%064x", repetition.getCurrentRepetition());
+		Disposable subscription = (repetition.getCurrentRepetition() % 2 == 0)
+				? store.claim(key, LOCK_TTL).subscribeOn(Schedulers.parallel()).subscribe()
+				: store.claim(key, LOCK_TTL).subscribe();
 		assertThat(gated.entered.await(10, TimeUnit.SECONDS)).isTrue();
 		subscription.dispose();
 		gated.open.countDown();
