@@ -1,7 +1,11 @@
 package dev.idempo.store;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.util.Assert;
@@ -34,6 +38,11 @@ import org.springframework.util.Assert;
  */
 public final class InlineLockingStore implements ReactiveLockingStore {
 
+	private static final Log logger = LogFactory.getLog(InlineLockingStore.class);
+
+	/** In a claim's slot: its subscriber cancelled. */
+	private static final Object CANCELLED = new Object();
+
 	private final LockingStore delegate;
 
 	/**
@@ -53,10 +62,54 @@ public final class InlineLockingStore implements ReactiveLockingStore {
 		return this.delegate;
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * The answer goes through a slot of the subscription, which the first of the answer
+	 * and a cancellation takes: a claim cancelled before it starts never reaches the
+	 * store, and one cancelled while it runs releases a key it acquired; only the answer
+	 * that took the slot is handed to the subscriber, which then owns the lease. The
+	 * claim is never fused with its subscriber (whose discard hook fusion would bypass).
+	 */
 	@Override
 	public Mono<ClaimResult> claim(String key, Duration lockTtl) {
-		return Mono.fromCallable(() -> this.delegate.claim(key, lockTtl))
-			.doOnDiscard(ClaimResult.Acquired.class, (acquired) -> this.delegate.release(acquired.lease()));
+		return Mono.<ClaimResult>create((sink) -> {
+			AtomicReference<@Nullable Object> slot = new AtomicReference<>();
+			sink.onCancel(() -> releaseIfAcquired(slot.getAndSet(CANCELLED)));
+			if (slot.get() == CANCELLED) {
+				return;
+			}
+			ClaimResult result;
+			try {
+				result = this.delegate.claim(key, lockTtl);
+			}
+			catch (Throwable ex) {
+				sink.error(ex);
+				return;
+			}
+			if (slot.compareAndSet(null, result)) {
+				sink.success(result);
+			}
+			else {
+				releaseIfAcquired(result);
+			}
+		}).doOnDiscard(ClaimResult.Acquired.class, (acquired) -> releaseQuietly(acquired.lease()));
+	}
+
+	private void releaseIfAcquired(@Nullable Object answer) {
+		if (answer instanceof ClaimResult.Acquired acquired) {
+			releaseQuietly(acquired.lease());
+		}
+	}
+
+	private void releaseQuietly(Lease lease) {
+		try {
+			this.delegate.release(lease);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not release an idempotency key claimed for a cancelled request; it stays locked"
+					+ " until its lease ends", ex);
+		}
 	}
 
 	@Override

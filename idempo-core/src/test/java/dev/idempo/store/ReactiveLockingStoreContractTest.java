@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -12,10 +13,13 @@ import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
 import reactor.blockhound.BlockingOperationError;
 import reactor.core.Disposable;
+import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 import reactor.core.scheduler.Schedulers;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -195,6 +199,48 @@ public abstract class ReactiveLockingStoreContractTest extends LockingStoreContr
 			assertThat(store().release(lease)).isTrue();
 		}
 		assertThat(answers).as("claims cancelled before they answered").anyMatch((answer) -> answer.get() == null);
+	}
+
+	/**
+	 * A subscriber that requests only once the claim's answer has arrived receives it:
+	 * the answer waits for the request, and is never replaced by an empty completion.
+	 */
+	@Test
+	void aClaimRequestedOnlyAfterItsAnswerArrivedYieldsIt() throws Exception {
+		String key = newKey();
+		AtomicReference<@Nullable ClaimResult> answered = new AtomicReference<>();
+		AtomicReference<@Nullable SignalType> ended = new AtomicReference<>();
+		CountDownLatch terminated = new CountDownLatch(1);
+		BaseSubscriber<ClaimResult> subscriber = new BaseSubscriber<>() {
+
+			@Override
+			protected void hookOnSubscribe(Subscription subscription) {
+				// requests later
+			}
+
+			@Override
+			protected void hookOnNext(ClaimResult value) {
+				answered.set(value);
+			}
+
+			@Override
+			protected void hookFinally(SignalType type) {
+				ended.set(type);
+				terminated.countDown();
+			}
+
+		};
+		reactiveStore().claim(key, LOCK_TTL).subscribe(subscriber);
+		awaitState(key, RecordState::inFlight, "claimed in the store");
+		// answered after the first claim's answer by a store that answers in order
+		assertThat(await(reactiveStore().claim(key, LOCK_TTL))).isInstanceOf(ClaimResult.InProgress.class);
+		assertThat(ended).as("ended before any request").hasValue(null);
+		subscriber.request(1);
+		assertThat(terminated.await(OPERATION_TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+		assertThat(ended).hasValue(SignalType.ON_COMPLETE);
+		ClaimResult claim = answered.get();
+		assertThat(claim).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(store().release(((ClaimResult.Acquired) claim).lease())).isTrue();
 	}
 
 	/**

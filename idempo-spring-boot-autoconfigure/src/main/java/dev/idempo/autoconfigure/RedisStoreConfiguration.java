@@ -12,7 +12,6 @@ import dev.idempo.store.redis.RedisLockingStore;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -26,8 +25,9 @@ import org.springframework.util.ClassUtils;
 
 /**
  * Creates the {@link RedisLockingStore} when {@code idempo.store.type=redis}, and, when
- * Reactor is on the class path and there is a {@link ReactiveRedisConnectionFactory}, the
- * {@link ReactiveRedisLockingStore} with the same key prefix for reactive applications.
+ * Reactor is on the class path and that store's connection factory is a
+ * {@link ReactiveRedisConnectionFactory}, the {@link ReactiveRedisLockingStore} over the
+ * same factory with the same key prefix for reactive applications.
  * <p>
  * The store talks to Redis through the {@link RedisConnectionFactory} bean named
  * {@value #CONNECTION_FACTORY_BEAN_NAME} if there is one, else through the application's
@@ -49,10 +49,13 @@ class RedisStoreConfiguration {
 	 */
 	static final String CONNECTION_FACTORY_BEAN_NAME = "idempotencyRedisConnectionFactory";
 
+	/** Name of idempo's own Redis store bean. */
+	static final String LOCKING_STORE_BEAN_NAME = "idempotencyLockingStore";
+
 	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
 			RedisStoreConfiguration.class.getClassLoader());
 
-	@Bean
+	@Bean(LOCKING_STORE_BEAN_NAME)
 	@ConditionalOnMissingBean(LockingStore.class)
 	RedisLockingStore idempotencyLockingStore(IdempotencyRedisStoreProperties redis,
 			@Qualifier(CONNECTION_FACTORY_BEAN_NAME) ObjectProvider<RedisConnectionFactory> dedicatedConnectionFactory,
@@ -68,9 +71,18 @@ class RedisStoreConfiguration {
 	}
 
 	/**
-	 * The non-blocking Redis store for reactive applications, over the blocking store's
-	 * connection factory when it is reactive (Lettuce's is), with the same key prefix, so
-	 * both share their records. Completes through it do not wait for replicas.
+	 * The non-blocking Redis store for reactive applications, only beside idempo's own
+	 * {@link RedisLockingStore} and only when that store's connection factory is itself
+	 * reactive (Lettuce's is): then it talks to the same server with the same key prefix,
+	 * so both share their records. Otherwise (the application's own store, a Jedis
+	 * factory) there is none, and reactive callers run the application's store off their
+	 * thread; no other factory is ever used. Completes through it do not wait for
+	 * replicas.
+	 * <p>
+	 * This nested configuration is processed before the outer class's bean methods, so
+	 * the decision is taken in the bean method, from the store itself: without a
+	 * suitable store the method returns {@code null}, which leaves no
+	 * {@link ReactiveLockingStore} to inject.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = { "reactor.core.publisher.Mono",
@@ -81,28 +93,18 @@ class RedisStoreConfiguration {
 
 		@Bean(destroyMethod = "close")
 		@ConditionalOnMissingBean(ReactiveLockingStore.class)
-		@ConditionalOnBean(ReactiveRedisConnectionFactory.class)
-		ReactiveRedisLockingStore idempotencyReactiveLockingStore(IdempotencyRedisStoreProperties redis,
-				@Qualifier(CONNECTION_FACTORY_BEAN_NAME) ObjectProvider<RedisConnectionFactory> dedicatedConnectionFactory,
-				ObjectProvider<RedisConnectionFactory> connectionFactories,
-				ObjectProvider<ReactiveRedisConnectionFactory> reactiveConnectionFactories) {
-			RedisConnectionFactory blocking = dedicatedConnectionFactory
-				.getIfAvailable(connectionFactories::getIfUnique);
-			ReactiveRedisConnectionFactory connectionFactory = (blocking instanceof ReactiveRedisConnectionFactory reactive)
-					? reactive : reactiveConnectionFactories.getIfUnique();
-			if (connectionFactory == null) {
-				throw new IdempotencyStoreUnavailableException(StoreType.REDIS,
-						"there are " + reactiveConnectionFactories.stream().count()
-								+ " ReactiveRedisConnectionFactory beans and none is primary.",
-						"Mark one ReactiveRedisConnectionFactory bean @Primary, or declare the one idempo should use as a "
-								+ "bean named '" + CONNECTION_FACTORY_BEAN_NAME + "'.");
+		@Nullable ReactiveRedisLockingStore idempotencyReactiveLockingStore(IdempotencyRedisStoreProperties redis,
+				@Qualifier(LOCKING_STORE_BEAN_NAME) ObjectProvider<LockingStore> store) {
+			if (!(store.getIfAvailable() instanceof RedisLockingStore blocking)
+					|| !(blocking.connectionFactory() instanceof ReactiveRedisConnectionFactory connectionFactory)) {
+				return null;
 			}
 			if (redis.getReplicaAcknowledgements() > 0) {
 				logger.warn("idempo.store.redis.replica-acknowledgements=" + redis.getReplicaAcknowledgements()
 						+ " applies to the blocking Redis store only: completes through the reactive store (WebFlux, "
 						+ "reactive methods) do not WAIT for replicas");
 			}
-			return new ReactiveRedisLockingStore(connectionFactory, redis.getKeyPrefix());
+			return new ReactiveRedisLockingStore(connectionFactory, blocking.keyPrefix());
 		}
 
 	}

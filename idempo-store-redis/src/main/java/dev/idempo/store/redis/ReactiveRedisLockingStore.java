@@ -1,11 +1,15 @@
 package dev.idempo.store.redis;
 
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -22,6 +26,7 @@ import dev.idempo.store.redis.RedisScripts.Keys;
 import dev.idempo.store.redis.RedisScripts.Script;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.connection.PoolException;
 import org.springframework.data.redis.connection.ReactiveRedisConnection;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
@@ -42,15 +47,17 @@ import org.springframework.util.Assert;
  * Nothing blocks the subscriber's thread or Lettuce's event loop. Spring Data Redis's
  * factory takes a lock to hand out its connection, and connects on first use: so this
  * store asks it for a connection once, on {@link Schedulers#boundedElastic()}, and keeps
- * it (Lettuce reconnects it by itself). A failure that is not an error reply of Redis
- * (the connection was closed, a timeout) makes the next operation ask for a connection
- * again; nothing is asked before the first operation, so an application starts while
- * Redis is down.
+ * it (Lettuce reconnects it by itself). A connection that was closed or could not be made
+ * is dropped (not closed: other operations may have commands in flight on it), and the
+ * next operation asks for a connection again; a timeout keeps the connection. Nothing is
+ * asked before the first operation, so an application starts while Redis is down.
  * <p>
  * A claim is sent whole once subscribed: a subscriber that cancels it does not cancel the
  * command, whose answer still arrives; if that answer is that the key was acquired, the
  * key is released at once, so a cancelled request never leaves its key locked until the
- * lease runs out.
+ * lease runs out. A claim that fails otherwise than by an error reply of Redis (a
+ * timeout, a lost connection) may have run in Redis all the same: its token is released
+ * too, at best effort (a compare-and-delete, which never touches another's claim).
  * <p>
  * Replica acknowledgements ({@code WAIT}, see
  * {@link RedisLockingStore#withReplicaAcknowledgements}) are a blocking-store feature:
@@ -62,16 +69,18 @@ public final class ReactiveRedisLockingStore implements ReactiveLockingStore, Au
 
 	private static final Log logger = LogFactory.getLog(ReactiveRedisLockingStore.class);
 
+	/** In a claim's slot: its subscriber cancelled. */
+	private static final Object CANCELLED = new Object();
+
 	private final ReactiveRedisConnectionFactory connectionFactory;
 
 	private final String keyPrefix;
 
-	/** The connection, asked for once and kept until {@link #invalidated}. */
+	/** The connection, asked for once and kept while it is {@link #current}. */
 	private final Mono<ReactiveRedisConnection> connection;
 
-	private volatile @Nullable ReactiveRedisConnection invalidated;
-
-	private volatile @Nullable ReactiveRedisConnection current;
+	/** The connection in use; {@code null} once dropped, until the next is asked for. */
+	private final AtomicReference<@Nullable ReactiveRedisConnection> current = new AtomicReference<>();
 
 	/**
 	 * Creates a store with the {@linkplain RedisLockingStore#DEFAULT_KEY_PREFIX default
@@ -95,12 +104,12 @@ public final class ReactiveRedisLockingStore implements ReactiveLockingStore, Au
 		this.keyPrefix = keyPrefix;
 		this.connection = Mono.fromSupplier(this::openConnection)
 			.subscribeOn(Schedulers.boundedElastic())
-			.cacheInvalidateIf((connection) -> connection == this.invalidated);
+			.cacheInvalidateIf((connection) -> connection != this.current.get());
 	}
 
 	private ReactiveRedisConnection openConnection() {
 		ReactiveRedisConnection opened = this.connectionFactory.getReactiveConnection();
-		this.current = opened;
+		this.current.set(opened);
 		return opened;
 	}
 
@@ -111,19 +120,54 @@ public final class ReactiveRedisLockingStore implements ReactiveLockingStore, Au
 			String token = OwnerTokens.next();
 			Mono<ClaimResult> claimed = execute("claim", RedisScripts.CLAIM, 2,
 					RedisScripts.claimArguments(keys, token, lockTtl))
-				.map((reply) -> RedisScripts.claimResult(key, keys, token, (List<?>) reply));
+				.map((reply) -> RedisScripts.claimResult(key, keys, token, (List<?>) reply))
+				.doOnError((ex) -> releaseIfMaybeRun(new Lease(key, token), ex));
 			return uncancellable(claimed);
 		}).doOnDiscard(ClaimResult.Acquired.class, (acquired) -> releaseAbandoned(acquired.lease()));
 	}
 
 	/**
-	 * Subscribes to {@code source} on behalf of the subscriber (with its context), and
-	 * lets it run to its end whatever the subscriber does: an answer that arrives after
-	 * the subscriber cancelled is discarded, through the discard hook below.
+	 * Subscribes to {@code claimed} on behalf of the subscriber (with its context), and
+	 * lets it run to its end whatever the subscriber does. The answer goes through a slot
+	 * of the subscription: the first of the answer and a cancellation takes it. An answer
+	 * that comes after the cancellation, or that was parked in it when the cancellation
+	 * came, is released if it acquired the key; only the answer that took the slot is
+	 * handed to the sink, and the sink completes empty only if no answer did.
 	 */
-	private static <T> Mono<T> uncancellable(Mono<T> source) {
-		return Mono.create(
-				(sink) -> source.contextWrite(sink.contextView()).subscribe(sink::success, sink::error, sink::success));
+	private Mono<ClaimResult> uncancellable(Mono<ClaimResult> claimed) {
+		return Mono.create((sink) -> {
+			AtomicReference<@Nullable Object> slot = new AtomicReference<>();
+			sink.onCancel(() -> releaseIfAcquired(slot.getAndSet(CANCELLED)));
+			claimed.contextWrite(sink.contextView()).subscribe((answer) -> {
+				if (slot.compareAndSet(null, answer)) {
+					sink.success(answer);
+				}
+				else {
+					releaseIfAcquired(answer);
+				}
+			}, sink::error, () -> {
+				if (slot.get() == null) {
+					sink.success();
+				}
+			});
+		});
+	}
+
+	private void releaseIfAcquired(@Nullable Object answer) {
+		if (answer instanceof ClaimResult.Acquired acquired) {
+			releaseAbandoned(acquired.lease());
+		}
+	}
+
+	/**
+	 * After a claim failed otherwise than by an error reply of Redis (a timeout, a lost
+	 * connection), Redis may have run it: its token may own the key, with nobody to
+	 * release it. Releasing compares the token, so it never touches another's claim.
+	 */
+	private void releaseIfMaybeRun(Lease lease, Throwable failure) {
+		if (!isErrorReply(failure)) {
+			releaseAbandoned(lease);
+		}
 	}
 
 	/** Gives back a key acquired for a subscriber that had gone. */
@@ -185,9 +229,8 @@ public final class ReactiveRedisLockingStore implements ReactiveLockingStore, Au
 	 */
 	@Override
 	public void close() {
-		ReactiveRedisConnection held = this.current;
+		ReactiveRedisConnection held = this.current.getAndSet(null);
 		if (held != null) {
-			this.invalidated = held;
 			held.closeLater().subscribe(null, (ex) -> logger.debug("Could not close a Redis connection", ex));
 		}
 	}
@@ -201,7 +244,7 @@ public final class ReactiveRedisLockingStore implements ReactiveLockingStore, Au
 	private Mono<Object> execute(String operation, Script script, int numKeys, byte[][] keysAndArgs) {
 		return this.connection
 			.flatMap((connection) -> evalShaOrEval(connection, script, numKeys, keysAndArgs)
-				.doOnError((ex) -> invalidateUnlessErrorReply(connection, ex)))
+				.doOnError((ex) -> invalidateIfClosed(connection, ex)))
 			.onErrorMap((ex) -> ex instanceof DataAccessException || ex instanceof PoolException,
 					(ex) -> new LockingStoreException("Redis " + operation + " failed: " + ex.getMessage(), ex));
 	}
@@ -243,19 +286,37 @@ public final class ReactiveRedisLockingStore implements ReactiveLockingStore, Au
 	}
 
 	/**
-	 * After a failure other than an error reply of Redis (the connection was closed, it
-	 * timed out), the next operation asks the factory for a connection again.
+	 * After the connection was closed or could not be made, the next operation asks the
+	 * factory for a connection again; a timeout or an error reply keeps it, since Lettuce
+	 * reconnects by itself. The dropped connection is not closed: other operations may
+	 * still have commands in flight on it (it is left to the factory, or to the garbage
+	 * collector once unused). Only the connection in use is dropped, so that a late
+	 * failure of an older one does not drop its successor.
 	 */
-	private void invalidateUnlessErrorReply(ReactiveRedisConnection connection, Throwable failure) {
+	private void invalidateIfClosed(ReactiveRedisConnection connection, Throwable failure) {
+		if (isConnectionLost(failure)) {
+			this.current.compareAndSet(connection, null);
+		}
+	}
+
+	private static boolean isErrorReply(Throwable failure) {
 		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
 			if (cause instanceof RedisCommandExecutionException) {
-				return;
+				return true;
 			}
 		}
-		if (this.invalidated != connection) {
-			this.invalidated = connection;
-			connection.closeLater().subscribe(null, (ex) -> logger.debug("Could not close a Redis connection", ex));
+		return false;
+	}
+
+	private static boolean isConnectionLost(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof RedisConnectionException || cause instanceof ClosedChannelException
+					|| cause instanceof RedisConnectionFailureException
+					|| (cause instanceof RedisException && String.valueOf(cause.getMessage()).contains("closed"))) {
+				return true;
+			}
 		}
+		return false;
 	}
 
 	private static ByteBuffer[] buffers(byte[][] keysAndArgs) {

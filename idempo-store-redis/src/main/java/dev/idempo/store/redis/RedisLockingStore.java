@@ -32,7 +32,6 @@ import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisPipelineException;
 import org.springframework.data.redis.connection.RedisScriptingCommands;
-import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
@@ -185,6 +184,22 @@ public final class RedisLockingStore implements LockingStore {
 		Assert.isTrue(replicas >= 0, "'replicas' must not be negative");
 		Assert.notNull(timeout, "'timeout' must not be null");
 		return new RedisLockingStore(this, replicas, timeout);
+	}
+
+	/**
+	 * The connection factory this store talks to Redis through.
+	 * @return the connection factory
+	 */
+	public RedisConnectionFactory connectionFactory() {
+		return this.connectionFactory;
+	}
+
+	/**
+	 * The prefix of every key this store writes.
+	 * @return the key prefix
+	 */
+	public String keyPrefix() {
+		return this.keyPrefix;
 	}
 
 	/**

@@ -3,11 +3,16 @@ package dev.idempo.store.redis;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import io.lettuce.core.RedisURI;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.scheduler.Schedulers;
 
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;
@@ -201,6 +206,64 @@ class ReactiveRedisLockingStoreTests extends ReactiveLockingStoreContractTest {
 		}
 		finally {
 			unreachable.destroy();
+		}
+	}
+
+	/**
+	 * A claim that timed out after Redis ran it gives its token's key back, so nothing
+	 * stays locked for the long lock TTL asked.
+	 */
+	@Test
+	void aClaimThatTimedOutAfterRedisRanItGivesTheKeyBack() throws Exception {
+		RedisURI uri = RedisURI.create(TestRedis.server().url());
+		try (TcpProxy proxy = TcpProxy.start(0, uri.getHost(), uri.getPort())) {
+			uri.setHost("127.0.0.1");
+			uri.setPort(proxy.port());
+			LettuceConnectionFactory proxied = new LettuceConnectionFactory(
+					LettuceConnectionFactory.createRedisConfiguration(uri),
+					LettuceClientConfiguration.builder().commandTimeout(Duration.ofMillis(500)).build());
+			proxied.afterPropertiesSet();
+			proxied.start();
+			try (ReactiveRedisLockingStore store = new ReactiveRedisLockingStore(proxied, this.keyPrefix)) {
+				assertThat(await(store.release(new Lease(newKey(), "connects")))).isFalse();
+				proxy.holdReplies();
+				String key = newKey();
+				assertThatExceptionOfType(LockingStoreException.class)
+					.isThrownBy(() -> await(store.claim(key, Duration.ofMinutes(10))));
+				assertThat(store().release(awaitAcquired(key))).isTrue();
+				proxy.forward();
+			}
+			finally {
+				proxied.destroy();
+			}
+		}
+	}
+
+	/**
+	 * Claims cancelled around the moment their answer arrives, many times over, never
+	 * leave their keys locked.
+	 */
+	@Test
+	void claimsCancelledAsTheirAnswerArrivesNeverLeaveTheirKeysLocked() {
+		long start = System.nanoTime();
+		await(reactiveStore().claim(newKey(), LOCK_TTL));
+		long roundTrip = Math.max(System.nanoTime() - start, TimeUnit.MICROSECONDS.toNanos(50));
+		for (int round = 0; round < 300; round++) {
+			String key = newKey();
+			AtomicReference<@Nullable ClaimResult> answer = new AtomicReference<>();
+			Disposable claim = reactiveStore().claim(key, LOCK_TTL)
+				.doOnNext(answer::set)
+				.subscribeOn(Schedulers.parallel())
+				.subscribe();
+			long end = System.nanoTime() + ThreadLocalRandom.current().nextLong(2 * roundTrip);
+			while (System.nanoTime() < end) {
+				Thread.onSpinWait();
+			}
+			claim.dispose();
+			if (answer.get() instanceof ClaimResult.Acquired acquired) {
+				assertThat(store().release(acquired.lease())).isTrue();
+			}
+			assertThat(store().release(awaitAcquired(key))).as("round %d", round).isTrue();
 		}
 	}
 
