@@ -20,14 +20,16 @@ import reactor.blockhound.BlockHound;
  * started workers and hangs the suite: never install it from a test. Surefire's
  * {@code argLine} needs {@code -XX:+AllowRedefinitionToAddDeleteMethods} on JDK 13+.
  * <p>
- * Allowed: {@code SecureRandom} reading {@code /dev/urandom}, which does not block
- * ({@code /dev/random}'s seed generation stays forbidden); and Lettuce's bookkeeping of
- * the commands being written on a connection ({@code SharedLock}), a
- * {@code ReentrantLock} held for a counter update, or while the connection is being
- * reconnected or closed, never across I/O; Lettuce 7 takes it on every command, and a
- * {@code BlockingOperationError} thrown inside it would wedge the connection for good;
- * and the cluster client's cache of each slot's write connection, a {@code ReentrantLock}
- * held for an array update.
+ * Allowed, in tests only (an application that installs BlockHound decides its own
+ * allowances): {@code SecureRandom} reading {@code /dev/urandom}, which does not block
+ * ({@code /dev/random}'s seed generation stays forbidden); Lettuce's bookkeeping of the
+ * commands being written on a connection ({@code SharedLock}), a {@code ReentrantLock}
+ * that Lettuce 7 takes on every command, held for a counter update, but also held
+ * exclusively while the connection reconnects or closes, so that a command written then
+ * parks until the exclusive section ends (Lettuce itself parks briefly on reconnect; a
+ * {@code BlockingOperationError} thrown inside the lock would wedge the connection for
+ * good); and the cluster client's cache of each slot's write connection, whose lambda
+ * takes a {@code ReentrantLock} for an array update.
  *
  * @author idempo
  */
@@ -55,14 +57,12 @@ public final class BlockHoundExtension implements BeforeAllCallback {
 				.allowBlockingCallsInside("sun.security.provider.NativePRNG$RandomIO", "implNextBytes")
 				// Lettuce 7 counts a connection's writers under a ReentrantLock held for
 				// a
-				// counter update (or while the connection changes state, never for I/O)
+				// counter update; a reconnect or close holds it exclusively, so writers
+				// park until that section ends
 				.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "incrementWriters")
 				.allowBlockingCallsInside("io.lettuce.core.protocol.SharedLock", "decrementWriters")
-				// Lettuce's cluster client caches the write connection of each slot under
-				// a
-				// ReentrantLock held for an array update
-				.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider",
-						"getWriteConnection")
+				// Lettuce's cluster client caches the write connection of each slot; the
+				// lambda of getWriteConnection takes a ReentrantLock for an array update
 				.allowBlockingCallsInside("io.lettuce.core.cluster.PooledClusterConnectionProvider",
 						"lambda$getWriteConnection$1"));
 		}

@@ -80,9 +80,9 @@ class RedisStoreConfiguration {
 	 * replicas.
 	 * <p>
 	 * This nested configuration is processed before the outer class's bean methods, so
-	 * the decision is taken in the bean method, from the store itself: without a
-	 * suitable store the method returns {@code null}, which leaves no
-	 * {@link ReactiveLockingStore} to inject.
+	 * the decision is taken in the bean method, from the store itself: without a suitable
+	 * store the method returns {@code null}, which leaves no {@link ReactiveLockingStore}
+	 * to inject.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(name = { "reactor.core.publisher.Mono",

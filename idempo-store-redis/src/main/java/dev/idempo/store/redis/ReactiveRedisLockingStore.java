@@ -215,6 +215,14 @@ public final class ReactiveRedisLockingStore implements ReactiveLockingStore, Au
 	}
 
 	/**
+	 * The connection factory this store asks its connection of.
+	 * @return the connection factory
+	 */
+	public ReactiveRedisConnectionFactory connectionFactory() {
+		return this.connectionFactory;
+	}
+
+	/**
 	 * The key prefix, the same as that of a {@link RedisLockingStore} sharing the
 	 * records.
 	 * @return the key prefix
