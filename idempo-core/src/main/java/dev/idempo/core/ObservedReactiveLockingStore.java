@@ -1,13 +1,13 @@
 package dev.idempo.core;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.SignalType;
 
 import dev.idempo.core.IdempotencyListener.StoreOperation;
 import dev.idempo.store.ClaimResult;
@@ -22,9 +22,10 @@ import dev.idempo.store.StoredRecord;
  * an {@link ObservationRegistry}, under the observation in the subscriber's context if
  * any.
  * <p>
- * An operation is timed from its subscription to its end: a value or an empty completion
- * is a success, an error a failure; an operation whose subscriber cancels it is not
- * reported (its observation is stopped).
+ * An operation is timed from its subscription to its answer, and reported before the
+ * answer goes on to the subscriber: a value or an empty completion is a success, an error
+ * a failure; an operation whose subscriber cancels it first is not reported (its
+ * observation is stopped).
  *
  * @author idempo
  */
@@ -100,18 +101,35 @@ public final class ObservedReactiveLockingStore implements ReactiveLockingStore 
 		return this.name;
 	}
 
+	/**
+	 * Reports the operation before its answer goes on, so that whoever received the
+	 * answer finds the operation reported.
+	 */
 	private <T> Mono<T> observe(StoreOperation operation, Mono<T> call) {
 		return Mono.deferContextual((context) -> {
 			Observation observation = start(operation, context.getOrDefault(ObservationThreadLocalAccessor.KEY, null));
 			long start = System.nanoTime();
-			return call.doOnError(observation::error).doFinally((signal) -> {
-				if (signal != SignalType.CANCEL) {
-					this.listener.onStoreOperation(this.name, operation, System.nanoTime() - start,
-							signal == SignalType.ON_COMPLETE);
-				}
-				observation.stop();
-			});
+			AtomicBoolean ended = new AtomicBoolean();
+			return call.doOnSuccess((answer) -> end(operation, start, ended, observation, null))
+				.doOnError((ex) -> end(operation, start, ended, observation, ex))
+				.doOnCancel(() -> {
+					if (ended.compareAndSet(false, true)) {
+						observation.stop();
+					}
+				});
 		});
+	}
+
+	private void end(StoreOperation operation, long start, AtomicBoolean ended, Observation observation,
+			@Nullable Throwable failure) {
+		if (!ended.compareAndSet(false, true)) {
+			return;
+		}
+		this.listener.onStoreOperation(this.name, operation, System.nanoTime() - start, failure == null);
+		if (failure != null) {
+			observation.error(failure);
+		}
+		observation.stop();
 	}
 
 	private Observation start(StoreOperation operation, @Nullable Observation parent) {

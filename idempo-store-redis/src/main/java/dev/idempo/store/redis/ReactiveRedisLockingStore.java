@@ -166,7 +166,8 @@ public final class ReactiveRedisLockingStore implements ReactiveLockingStore, Au
 	 */
 	private void releaseIfMaybeRun(Lease lease, Throwable failure) {
 		if (!isErrorReply(failure)) {
-			releaseAbandoned(lease);
+			// fails too when the claim never left (Redis is down): nothing to warn of
+			release(lease).subscribe(null, (ex) -> logger.debug("Could not release the key of a failed claim", ex));
 		}
 	}
 
