@@ -2,10 +2,11 @@ package dev.idempo.store;
 
 import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Scheduler;
@@ -29,11 +30,11 @@ public final class OffloadedLockingStore implements ReactiveLockingStore {
 
 	private static final Log logger = LogFactory.getLog(OffloadedLockingStore.class);
 
-	private static final int RUNNING = 0;
+	/** In a claim's slot: its subscriber cancelled. */
+	private static final Object CANCELLED = new Object();
 
-	private static final int DONE = 1;
-
-	private static final int CANCELLED = 2;
+	/** In a claim's slot: the claim failed. */
+	private static final Object FAILED = new Object();
 
 	private final LockingStore delegate;
 
@@ -77,12 +78,13 @@ public final class OffloadedLockingStore implements ReactiveLockingStore {
 	@Override
 	public Mono<ClaimResult> claim(String key, Duration lockTtl) {
 		return Mono.<ClaimResult>create((sink) -> {
-			AtomicInteger state = new AtomicInteger(RUNNING);
+			AtomicReference<@Nullable Object> slot = new AtomicReference<>();
 			// a cancel never disposes the task: interrupting a claim would lose its
-			// answer
-			sink.onCancel(() -> state.compareAndSet(RUNNING, CANCELLED));
+			// answer; a cancel that comes while the answer is handed over, which the
+			// sink would drop, takes the answer from the slot and releases it
+			sink.onCancel(() -> releaseIfAcquired(slot.getAndSet(CANCELLED)));
 			try {
-				this.scheduler.schedule(() -> runClaim(key, lockTtl, state, sink));
+				this.scheduler.schedule(() -> runClaim(key, lockTtl, slot, sink));
 			}
 			catch (RejectedExecutionException ex) {
 				sink.error(ex);
@@ -91,12 +93,14 @@ public final class OffloadedLockingStore implements ReactiveLockingStore {
 	}
 
 	/**
-	 * Runs a claim unless its subscriber went first; hands the answer over only while the
-	 * subscriber is there, else gives an acquired key back at once. The sink discards an
-	 * answer whose subscriber cancels while it is handed over, which releases it too.
+	 * Runs a claim unless its subscriber went first; hands the answer over only if it
+	 * takes the slot before a cancellation does, else gives an acquired key back at once.
+	 * The sink discards an answer whose subscriber cancels while it is parked, which
+	 * releases it too.
 	 */
-	private void runClaim(String key, Duration lockTtl, AtomicInteger state, MonoSink<ClaimResult> sink) {
-		if (state.get() == CANCELLED) {
+	private void runClaim(String key, Duration lockTtl, AtomicReference<@Nullable Object> slot,
+			MonoSink<ClaimResult> sink) {
+		if (slot.get() == CANCELLED) {
 			return;
 		}
 		ClaimResult result;
@@ -104,16 +108,22 @@ public final class OffloadedLockingStore implements ReactiveLockingStore {
 			result = this.delegate.claim(key, lockTtl);
 		}
 		catch (Throwable ex) {
-			if (state.compareAndSet(RUNNING, DONE)) {
+			if (slot.compareAndSet(null, FAILED)) {
 				sink.error(ex);
 			}
 			return;
 		}
-		if (state.compareAndSet(RUNNING, DONE)) {
+		if (slot.compareAndSet(null, result)) {
 			sink.success(result);
 		}
-		else if (result instanceof ClaimResult.Acquired acquired) {
-			releaseQuietly(acquired.lease());
+		else {
+			releaseIfAcquired(result);
+		}
+	}
+
+	private void releaseIfAcquired(@Nullable Object answer) {
+		if (answer instanceof ClaimResult.Acquired acquired) {
+			releaseAbandoned(acquired.lease());
 		}
 	}
 

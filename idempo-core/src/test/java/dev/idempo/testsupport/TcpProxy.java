@@ -34,6 +34,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * arriving: the server did the work and the client never learns the outcome. New
  * connections are made, so a client can reconnect and be cut again; after
  * {@link #resetNextReplies(int)} only so many times, then the proxy forwards.</li>
+ * <li>{@link Mode#HOLD_REPLIES}: requests reach the server, but what the server sends
+ * back waits until the mode changes: the server did the work and the client has not
+ * learnt the outcome yet.</li>
  * </ul>
  * {@link #resetAll()} resets every open connection at once; {@link #close()} stops
  * listening too.
@@ -53,7 +56,10 @@ public final class TcpProxy implements AutoCloseable {
 		BLACK_HOLE,
 
 		/** The server's first reply on a connection resets that connection instead. */
-		RESET_ON_REPLY
+		RESET_ON_REPLY,
+
+		/** Requests pass; replies wait until the mode changes. */
+		HOLD_REPLIES
 
 	}
 
@@ -158,6 +164,13 @@ public final class TcpProxy implements AutoCloseable {
 	}
 
 	/**
+	 * Lets requests through and holds replies back until another mode is set.
+	 */
+	public void holdReplies() {
+		setMode(Mode.HOLD_REPLIES);
+	}
+
+	/**
 	 * Resets each connection at the first bytes its server sends back.
 	 */
 	public void resetOnReply() {
@@ -225,9 +238,15 @@ public final class TcpProxy implements AutoCloseable {
 	}
 
 	private void awaitNotBlackHole() throws InterruptedException {
+		awaitPassing(false);
+	}
+
+	/** Waits while bytes going this way may not pass. */
+	private void awaitPassing(boolean reply) throws InterruptedException {
 		this.lock.lock();
 		try {
-			while (this.mode == Mode.BLACK_HOLE && !this.server.isClosed()) {
+			while ((this.mode == Mode.BLACK_HOLE || (reply && this.mode == Mode.HOLD_REPLIES))
+					&& !this.server.isClosed()) {
 				this.modeChanged.await();
 			}
 		}
@@ -273,7 +292,7 @@ public final class TcpProxy implements AutoCloseable {
 			try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
 				int read;
 				while ((read = in.read(buffer)) >= 0) {
-					awaitNotBlackHole();
+					awaitPassing(reply);
 					Mode now = this.mode;
 					if (now == Mode.LATENCY) {
 						Thread.sleep(this.latency.toMillis());

@@ -19,8 +19,8 @@ import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.LocallyCachedLockingStore;
 import dev.idempo.core.ObservedLockingStore;
+import dev.idempo.core.ObservedReactiveLockingStore;
 import dev.idempo.store.LockingStore;
-import dev.idempo.store.OffloadedLockingStore;
 import dev.idempo.store.ReactiveLockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;
 import dev.idempo.web.BufferBudget;
@@ -381,8 +381,7 @@ public final class IdempotencyAutoConfiguration {
 				IdempotencyProperties properties) {
 			IdempotencyListener listener = CompositeIdempotencyListener.of(listeners.orderedStream().toList());
 			// the store operations' latency, as the servlet flow measures them
-			ReactiveLockingStore observed = (store instanceof OffloadedLockingStore offloaded)
-					? new OffloadedLockingStore(new ObservedLockingStore(offloaded.delegate(), listener)) : store;
+			ReactiveLockingStore observed = new ObservedReactiveLockingStore(store, listener);
 			IdempotencyWebFilter filter = new IdempotencyWebFilter(observed, policies, handlerMapping, callerScopes,
 					listener, properties.toSettings());
 			filter.setOrder(properties.getFilterOrder());

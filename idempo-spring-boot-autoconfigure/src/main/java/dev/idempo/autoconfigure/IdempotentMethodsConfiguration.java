@@ -10,6 +10,7 @@ import dev.idempo.core.CompositeIdempotencyListener;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.ObservedLockingStore;
+import dev.idempo.core.ObservedReactiveLockingStore;
 import dev.idempo.method.IdempotentCalls;
 import dev.idempo.method.IdempotentMethod;
 import dev.idempo.method.IdempotentMethodAdvisor;
@@ -17,9 +18,11 @@ import dev.idempo.method.IdempotentMethodInterceptor;
 import dev.idempo.method.IdempotentMethodRunner;
 import dev.idempo.method.IdempotentMethods;
 import dev.idempo.method.ReactiveIdempotentCalls;
+import dev.idempo.store.InlineLockingStore;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.OffloadedLockingStore;
 import dev.idempo.store.ReactiveLockingStore;
+import dev.idempo.store.memory.InMemoryLockingStore;
 import dev.idempo.transaction.TransactionalClaims;
 
 import org.springframework.aop.config.AopConfigUtils;
@@ -99,8 +102,9 @@ class IdempotentMethodsConfiguration {
 
 	/**
 	 * Methods returning {@code Mono} or {@code CompletableFuture}, where Reactor is on
-	 * the class path: on the application's {@link ReactiveLockingStore}, else on its
-	 * {@link LockingStore} run off the caller's thread.
+	 * the class path: on the application's {@link ReactiveLockingStore}, observed, else
+	 * on its {@link LockingStore}, observed, run on the caller's thread if it is the
+	 * in-memory store and off it otherwise.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnClass(Mono.class)
@@ -112,13 +116,22 @@ class IdempotentMethodsConfiguration {
 				ObjectProvider<ReactiveLockingStore> reactiveStore, ObjectProvider<IdempotencyListener> listeners,
 				IdempotencyProperties properties, ObjectProvider<ObservationRegistry> observationRegistry) {
 			IdempotencyListener listener = CompositeIdempotencyListener.of(listeners.orderedStream().toList());
-			// the offloaded store is observed as the blocking path's is
-			ReactiveLockingStore reactive = reactiveStore.getIfUnique(() -> new OffloadedLockingStore(store));
-			if (reactive instanceof OffloadedLockingStore offloaded) {
-				reactive = new OffloadedLockingStore(new ObservedLockingStore(offloaded.delegate(), listener,
-						observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP)));
-			}
+			ObservationRegistry registry = observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP);
+			ReactiveLockingStore application = reactiveStore.getIfUnique();
+			ReactiveLockingStore reactive = (application != null)
+					? new ObservedReactiveLockingStore(application, listener, registry)
+					: fallbackStore(new ObservedLockingStore(store, listener, registry), store);
 			return new ReactiveIdempotentCalls(reactive, listener, properties.toSettings(), calls.results());
+		}
+
+		/**
+		 * The in-memory store never waits, so it runs on the subscriber's thread; any
+		 * other store may block, so it runs off it. The blocking store is observed as the
+		 * blocking path's is.
+		 */
+		private static ReactiveLockingStore fallbackStore(LockingStore observed, LockingStore store) {
+			return (store instanceof InMemoryLockingStore) ? new InlineLockingStore(observed)
+					: new OffloadedLockingStore(observed);
 		}
 
 	}

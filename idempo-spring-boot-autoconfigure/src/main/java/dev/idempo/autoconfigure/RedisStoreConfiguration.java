@@ -1,9 +1,13 @@
 package dev.idempo.autoconfigure;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempo.store.LockingStore;
+import dev.idempo.store.ReactiveLockingStore;
+import dev.idempo.store.redis.ReactiveRedisLockingStore;
 import dev.idempo.store.redis.RedisLockingStore;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -13,13 +17,17 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.util.ClassUtils;
 
 /**
- * Creates the {@link RedisLockingStore} when {@code idempo.store.type=redis}.
+ * Creates the {@link RedisLockingStore} when {@code idempo.store.type=redis}, and, when
+ * Reactor is on the class path and that store's connection factory is a
+ * {@link ReactiveRedisConnectionFactory}, the {@link ReactiveRedisLockingStore} over the
+ * same factory with the same key prefix for reactive applications.
  * <p>
  * The store talks to Redis through the {@link RedisConnectionFactory} bean named
  * {@value #CONNECTION_FACTORY_BEAN_NAME} if there is one, else through the application's
@@ -41,10 +49,20 @@ class RedisStoreConfiguration {
 	 */
 	static final String CONNECTION_FACTORY_BEAN_NAME = "idempotencyRedisConnectionFactory";
 
+	/** Name of idempo's own Redis store bean. */
+	static final String LOCKING_STORE_BEAN_NAME = "idempotencyLockingStore";
+
+	/**
+	 * The Redis store's reactive counterpart, when there is one: not a candidate for
+	 * injection by type; {@link ReactiveStoreConfiguration} serves it as the
+	 * application's {@code ReactiveLockingStore}.
+	 */
+	static final String REACTIVE_STORE_BEAN_NAME = "idempotencyReactiveRedisLockingStore";
+
 	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
 			RedisStoreConfiguration.class.getClassLoader());
 
-	@Bean
+	@Bean(LOCKING_STORE_BEAN_NAME)
 	@ConditionalOnMissingBean(LockingStore.class)
 	RedisLockingStore idempotencyLockingStore(IdempotencyRedisStoreProperties redis,
 			@Qualifier(CONNECTION_FACTORY_BEAN_NAME) ObjectProvider<RedisConnectionFactory> dedicatedConnectionFactory,
@@ -57,6 +75,45 @@ class RedisStoreConfiguration {
 		checkReplicaAcknowledgements(redis, connectionFactory);
 		return new RedisLockingStore(connectionFactory, redis.getKeyPrefix())
 			.withReplicaAcknowledgements(redis.getReplicaAcknowledgements(), redis.getReplicaAcknowledgementTimeout());
+	}
+
+	/**
+	 * The non-blocking Redis store for reactive applications, only beside idempo's own
+	 * {@link RedisLockingStore} and only when that store's connection factory is itself
+	 * reactive (Lettuce's is): then it talks to the same server with the same key prefix,
+	 * so both share their records. Otherwise (the application's own store, a Jedis
+	 * factory) there is none, and reactive callers run the application's store off their
+	 * thread; no other factory is ever used. Completes through it do not wait for
+	 * replicas.
+	 * <p>
+	 * This nested configuration is processed before the outer class's bean methods, so
+	 * the decision is taken in the bean method, from the store itself: without a suitable
+	 * store the method returns {@code null}, and {@link ReactiveStoreConfiguration}
+	 * serves the blocking store off the caller's thread instead.
+	 */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(name = { "reactor.core.publisher.Mono",
+			"org.springframework.data.redis.connection.ReactiveRedisConnectionFactory" })
+	static class ReactiveRedisStoreConfiguration {
+
+		private static final Log logger = LogFactory.getLog(ReactiveRedisStoreConfiguration.class);
+
+		@Bean(name = REACTIVE_STORE_BEAN_NAME, destroyMethod = "close", defaultCandidate = false)
+		@ConditionalOnMissingBean(ReactiveLockingStore.class)
+		@Nullable ReactiveRedisLockingStore idempotencyReactiveRedisLockingStore(IdempotencyRedisStoreProperties redis,
+				@Qualifier(LOCKING_STORE_BEAN_NAME) ObjectProvider<LockingStore> store) {
+			if (!(store.getIfAvailable() instanceof RedisLockingStore blocking)
+					|| !(blocking.connectionFactory() instanceof ReactiveRedisConnectionFactory connectionFactory)) {
+				return null;
+			}
+			if (redis.getReplicaAcknowledgements() > 0) {
+				logger.warn("idempo.store.redis.replica-acknowledgements=" + redis.getReplicaAcknowledgements()
+						+ " applies to the blocking Redis store only: completes through the reactive store (WebFlux, "
+						+ "reactive methods) do not WAIT for replicas");
+			}
+			return new ReactiveRedisLockingStore(connectionFactory, blocking.keyPrefix());
+		}
+
 	}
 
 	@Bean

@@ -14,7 +14,10 @@ import org.junit.jupiter.api.Test;
 import dev.idempo.Idempotent;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.MicrometerIdempotencyListener;
+import dev.idempo.core.ObservedLockingStore;
+import dev.idempo.method.ReactiveIdempotentCalls;
 import dev.idempo.store.ClaimResult;
+import dev.idempo.store.InlineLockingStore;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.StoredRecord;
@@ -36,6 +39,7 @@ import org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.io.ClassPathResource;
+import org.springframework.test.util.ReflectionTestUtils;
 import org.springframework.util.StreamUtils;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -67,6 +71,19 @@ class IdempotencyAutoConfigurationTests {
 			assertThat(registration.getOrder()).isZero();
 			IdempotencyProperties properties = context.getBean(IdempotencyProperties.class);
 			assertThat(properties.toSettings()).isEqualTo(IdempotencySettings.defaults());
+		});
+	}
+
+	/**
+	 * Reactive calls run the in-memory store on the subscriber's thread, observed as the
+	 * blocking path's is.
+	 */
+	@Test
+	void reactiveCallsRunTheMemoryStoreInline() {
+		this.contextRunner.run((context) -> {
+			Object store = ReflectionTestUtils.getField(context.getBean(ReactiveIdempotentCalls.class), "store");
+			assertThat(store).isInstanceOf(InlineLockingStore.class);
+			assertThat(((InlineLockingStore) store).delegate()).isInstanceOf(ObservedLockingStore.class);
 		});
 	}
 

@@ -4,14 +4,19 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.UUID;
 
+import io.lettuce.core.RedisURI;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;
+import dev.idempo.store.InlineLockingStore;
 import dev.idempo.store.LockingStore;
+import dev.idempo.store.ReactiveLockingStore;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.store.memory.InMemoryLockingStore;
+import dev.idempo.store.redis.ReactiveRedisLockingStore;
 import dev.idempo.store.redis.RedisLockingStore;
 import dev.idempo.testsupport.TestRedis;
 
@@ -24,7 +29,10 @@ import org.springframework.boot.test.context.assertj.AssertableWebApplicationCon
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -114,7 +122,12 @@ class RedisStoreConfigurationTests {
 
 	@Test
 	void withoutSpringDataRedisStartupFailsNamingTheStarter() {
-		this.contextRunner.withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
+		// Jedis (a test dependency) hidden too, as Spring Boot would otherwise configure
+		// it
+		// beside Lettuce when it cannot see that there is a factory
+		this.contextRunner
+			.withClassLoader(new FilteredClassLoader(
+					(name) -> name.equals(RedisConnectionFactory.class.getName()) || name.startsWith("redis.clients.")))
 			.withPropertyValues("idempo.store.type=redis")
 			.run((context) -> {
 				FailureAnalysis analysis = failureAnalysis(context);
@@ -241,6 +254,102 @@ class RedisStoreConfigurationTests {
 		});
 	}
 
+	@Test
+	void reactiveRedisStoreSharesTheBlockingStoresRecordsAndPrefix() {
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url())
+			.run((context) -> {
+				assertThat(context).hasSingleBean(ReactiveLockingStore.class)
+					.getBean("idempotencyReactiveLockingStore")
+					.isInstanceOf(ReactiveRedisLockingStore.class);
+				ReactiveRedisLockingStore reactive = context.getBean(ReactiveRedisLockingStore.class);
+				assertThat(reactive.keyPrefix()).isEqualTo(this.keyPrefix);
+				RedisLockingStore blocking = context.getBean(RedisLockingStore.class);
+				assertThat(reactive.connectionFactory()).as("the blocking store's factory")
+					.isSameAs(blocking.connectionFactory())
+					.isSameAs(context.getBean("redisConnectionFactory"));
+				String key = newKey();
+				Lease lease = ((ClaimResult.Acquired) reactive.claim(key, Duration.ofSeconds(30))
+					.block(Duration.ofSeconds(10))).lease();
+				assertThat(blocking.claim(key, Duration.ofSeconds(30))).isInstanceOf(ClaimResult.InProgress.class);
+				assertThat(reactive.release(lease).block(Duration.ofSeconds(10))).isTrue();
+				assertThat(blocking.claim(key, Duration.ofSeconds(30))).isInstanceOf(ClaimResult.Acquired.class);
+			});
+	}
+
+	@Test
+	void reactiveStoreOfTheApplicationWins() {
+		ReactiveLockingStore own = new InlineLockingStore(new InMemoryLockingStore(Clock.systemUTC(), 10, 1024));
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url())
+			.withBean("ownReactiveStore", ReactiveLockingStore.class, () -> own)
+			.run((context) -> assertThat(context).hasSingleBean(ReactiveLockingStore.class)
+				.getBean(ReactiveLockingStore.class)
+				.isSameAs(own));
+	}
+
+	@Test
+	void noReactiveRedisStoreWithoutReactorOrForAnotherStore() {
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url())
+			.withClassLoader(new FilteredClassLoader(Mono.class))
+			.run((context) -> assertThat(context).hasSingleBean(RedisLockingStore.class)
+				.doesNotHaveBean("idempotencyReactiveLockingStore"));
+		this.contextRunner.withPropertyValues("spring.data.redis.url=" + TestRedis.server().url())
+			.run((context) -> assertThat(context).hasSingleBean(InMemoryLockingStore.class)
+				.doesNotHaveBean(ReactiveRedisLockingStore.class));
+	}
+
+	@Test
+	void reactiveRedisStoreUsesTheDedicatedLettuceFactory() {
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url())
+			.withUserConfiguration(DedicatedConnectionFactoryConfiguration.class)
+			.run((context) -> assertThat(context.getBean(ReactiveRedisLockingStore.class).connectionFactory())
+				.isSameAs(context.getBean(RedisStoreConfiguration.CONNECTION_FACTORY_BEAN_NAME))
+				.isNotSameAs(context.getBean("redisConnectionFactory")));
+	}
+
+	@Test
+	void noReactiveRedisStoreBesideTheApplicationsOwnLockingStore() {
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url())
+			.withUserConfiguration(UserLockingStoreConfiguration.class)
+			.run((context) -> assertNoReactiveStore(context));
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url())
+			.withUserConfiguration(UserRedisLockingStoreConfiguration.class)
+			.run((context) -> {
+				assertThat(context).getBean(LockingStore.class).isInstanceOf(RedisLockingStore.class);
+				assertNoReactiveStore(context);
+			});
+	}
+
+	/**
+	 * A Jedis factory is not reactive: there is no reactive Redis store, even though
+	 * Spring Boot's own Lettuce factory is there (it may point at another server).
+	 */
+	@Test
+	void noReactiveRedisStoreOverADedicatedJedisFactory() {
+		this.contextRunner
+			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url())
+			.withUserConfiguration(DedicatedJedisConnectionFactoryConfiguration.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(RedisLockingStore.class).connectionFactory())
+					.isInstanceOf(JedisConnectionFactory.class);
+				assertThat(context.getBean("redisConnectionFactory"))
+					.isInstanceOf(ReactiveRedisConnectionFactory.class);
+				assertNoReactiveStore(context);
+			});
+	}
+
+	private static void assertNoReactiveStore(AssertableWebApplicationContext context) {
+		assertThat(context).hasNotFailed();
+		assertThat(context.getBeanProvider(ReactiveLockingStore.class).getIfAvailable()).isNull();
+		assertThat(context.getBeansOfType(ReactiveLockingStore.class)).isEmpty();
+	}
+
 	private static FailureAnalysis failureAnalysis(AssertableWebApplicationContext context) {
 		assertThat(context).hasFailed();
 		FailureAnalysis analysis = new IdempotencyFailureAnalyzer().analyze(context.getStartupFailure());
@@ -278,6 +387,27 @@ class RedisStoreConfigurationTests {
 		@Bean(defaultCandidate = false)
 		LettuceConnectionFactory idempotencyRedisConnectionFactory() {
 			return TestRedis.server().unstartedConnectionFactory();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserRedisLockingStoreConfiguration {
+
+		@Bean
+		RedisLockingStore userLockingStore(RedisConnectionFactory connectionFactory) {
+			return new RedisLockingStore(connectionFactory);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class DedicatedJedisConnectionFactoryConfiguration {
+
+		@Bean(defaultCandidate = false)
+		JedisConnectionFactory idempotencyRedisConnectionFactory() {
+			RedisURI uri = RedisURI.create(TestRedis.server().url());
+			return new JedisConnectionFactory(new RedisStandaloneConfiguration(uri.getHost(), uri.getPort()));
 		}
 
 	}

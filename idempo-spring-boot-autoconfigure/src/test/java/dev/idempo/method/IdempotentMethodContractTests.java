@@ -495,6 +495,33 @@ public abstract class IdempotentMethodContractTests {
 			.allMatch((counter) -> counter.count() == 0);
 	}
 
+	/**
+	 * A reactive call's store operations are timed as a blocking call's are, whichever
+	 * reactive store serves it.
+	 */
+	@Test
+	void reactiveCallsRecordTheirStoreOperations() {
+		double claims = storeOperations("claim");
+		double completes = storeOperations("complete");
+		Order order = new Order(newKey(), BigDecimal.ONE);
+		assertThat(await(this.reactive.charge(order))).isEqualTo(new Receipt(order.id(), BigDecimal.ONE, 1));
+		String timers = this.meters.find("idempo.store.operations")
+			.timers()
+			.stream()
+			.map((timer) -> timer.getId() + "=" + timer.count())
+			.toList()
+			.toString();
+		assertThat(storeOperations("claim")).as(timers).isGreaterThanOrEqualTo(claims + 1);
+		assertThat(storeOperations("complete")).as(timers).isGreaterThanOrEqualTo(completes + 1);
+	}
+
+	private double storeOperations(String operation) {
+		var timer = this.meters.find("idempo.store.operations")
+			.tags("store", this.store.name(), "operation", operation, "result", "success")
+			.timer();
+		return (timer != null) ? timer.count() : 0;
+	}
+
 	private double count(String source, String outcome) {
 		var counter = this.meters.find("idempo.requests").tag("source", source).tag("outcome", outcome).counter();
 		return (counter != null) ? counter.count() : 0;

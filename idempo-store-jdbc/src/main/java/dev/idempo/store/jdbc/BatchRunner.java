@@ -301,30 +301,38 @@ final class BatchRunner {
 		session.unlocks().ran(batch.unlocks, this.guard);
 		boolean giveBack = false;
 		for (int i = 0; i < batch.claims.size(); i++) {
-			Operation claim = batch.claims.get(i);
-			Boolean locked = answer.claimLocked()[i];
-			StoredRecord record = answer.claimRecords()[i];
-			if (Boolean.TRUE.equals(locked)) {
-				if (record != null) {
-					// its owner completed between the two statements: give the lock back
-					this.guard.unlocking(claim.holder);
-					session.unlocks().add(claim.holder);
-					giveBack = true;
-				}
-				else {
-					this.guard.held(claim.holder);
-				}
-			}
-			if (locked == null && record == null) {
-				claim.vanished();
-			}
-			else {
-				claim.succeed(Boolean.TRUE.equals(locked) && record == null, record);
-			}
+			giveBack |= settleClaim(session, batch.claims.get(i), answer.claimLocked()[i], answer.claimRecords()[i]);
 		}
 		if (giveBack) {
 			runUnlocks(session);
 		}
+	}
+
+	/**
+	 * Ends a claim by its batch's answer: whether it locked, and the record it found.
+	 * @return whether its lock must be given back (its owner completed between the
+	 * claim's two statements)
+	 */
+	private boolean settleClaim(LockSession session, Operation claim, @Nullable Boolean locked,
+			@Nullable StoredRecord record) {
+		boolean giveBack = false;
+		if (Boolean.TRUE.equals(locked)) {
+			if (record != null) {
+				this.guard.unlocking(claim.holder);
+				session.unlocks().add(claim.holder);
+				giveBack = true;
+			}
+			else {
+				this.guard.held(claim.holder);
+			}
+		}
+		if (locked == null && record == null) {
+			claim.vanished();
+		}
+		else {
+			claim.succeed(Boolean.TRUE.equals(locked) && record == null, record);
+		}
+		return giveBack;
 	}
 
 	private void runUnlocks(LockSession session) {

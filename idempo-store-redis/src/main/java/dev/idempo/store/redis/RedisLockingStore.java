@@ -1,17 +1,10 @@
 package dev.idempo.store.redis;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
@@ -30,8 +23,8 @@ import dev.idempo.store.LockingStoreException;
 import dev.idempo.store.RecordState;
 import dev.idempo.store.OwnerTokens;
 import dev.idempo.store.StoredRecord;
+import dev.idempo.store.redis.RedisScripts.Keys;
 
-import org.springframework.core.io.ClassPathResource;
 import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.PoolException;
 import org.springframework.data.redis.connection.RedisClusterConnection;
@@ -39,13 +32,16 @@ import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisPipelineException;
 import org.springframework.data.redis.connection.RedisScriptingCommands;
-import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
-import org.springframework.util.StreamUtils;
+
+import static dev.idempo.store.redis.RedisScripts.bytes;
+import static dev.idempo.store.redis.RedisScripts.isNoScript;
+import static dev.idempo.store.redis.RedisScripts.isOne;
+import static dev.idempo.store.redis.RedisScripts.milliseconds;
 
 /**
  * A {@link LockingStore} in Redis (standalone, Sentinel or Cluster), through Spring Data
@@ -91,20 +87,6 @@ public final class RedisLockingStore implements LockingStore {
 	/** The key prefix used unless configured otherwise. */
 	public static final String DEFAULT_KEY_PREFIX = "idempo:";
 
-	private static final Script CLAIM_SCRIPT = Script.load("claim.lua", ReturnType.MULTI);
-
-	private static final Script COMPLETE_SCRIPT = Script.load("complete.lua", ReturnType.INTEGER);
-
-	private static final Script RELEASE_SCRIPT = Script.load("release.lua", ReturnType.INTEGER);
-
-	private static final Script RENEW_SCRIPT = Script.load("renew.lua", ReturnType.INTEGER);
-
-	private static final byte[] ACQUIRED = bytes("acquired");
-
-	private static final byte[] IN_PROGRESS = bytes("in-progress");
-
-	private static final byte[] COMPLETED = bytes("completed");
-
 	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
 			RedisLockingStore.class.getClassLoader());
 
@@ -144,10 +126,7 @@ public final class RedisLockingStore implements LockingStore {
 	 */
 	public RedisLockingStore(RedisConnectionFactory connectionFactory, String keyPrefix) {
 		Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
-		Assert.notNull(keyPrefix, "'keyPrefix' must not be null");
-		Assert.isTrue(keyPrefix.indexOf('{') < 0 && keyPrefix.indexOf('}') < 0,
-				() -> "'keyPrefix' must not contain '{' or '}' (it would replace the hash tag), but was '" + keyPrefix
-						+ "'");
+		RedisScripts.checkKeyPrefix(keyPrefix);
 		this.connectionFactory = connectionFactory;
 		this.keyPrefix = keyPrefix;
 		this.evictionChannel = bytes(keyPrefix + "evictions");
@@ -208,6 +187,22 @@ public final class RedisLockingStore implements LockingStore {
 	}
 
 	/**
+	 * The connection factory this store talks to Redis through.
+	 * @return the connection factory
+	 */
+	public RedisConnectionFactory connectionFactory() {
+		return this.connectionFactory;
+	}
+
+	/**
+	 * The prefix of every key this store writes.
+	 * @return the key prefix
+	 */
+	public String keyPrefix() {
+		return this.keyPrefix;
+	}
+
+	/**
 	 * How many replicas must acknowledge a complete.
 	 * @return the number, 0 when completes do not wait
 	 */
@@ -238,42 +233,18 @@ public final class RedisLockingStore implements LockingStore {
 	@Override
 	public ClaimResult claim(String key, Duration lockTtl) {
 		Keys keys = keys(key);
-		byte[] leaseMillis = milliseconds(lockTtl, "lockTtl");
 		String token = OwnerTokens.next();
-		List<?> reply = (List<?>) execute("claim", CLAIM_SCRIPT, 2, keys.lock(), keys.record(), bytes(token),
-				leaseMillis);
-		if (reply != null && !reply.isEmpty() && reply.get(0) instanceof byte[] outcome) {
-			if (reply.size() == 1 && Arrays.equals(outcome, ACQUIRED)) {
-				return new ClaimResult.Acquired(new Lease(key, token));
-			}
-			if (reply.size() == 1 && Arrays.equals(outcome, IN_PROGRESS)) {
-				return ClaimResult.InProgress.instance();
-			}
-			if (reply.size() == 4 && Arrays.equals(outcome, COMPLETED) && reply.get(1) instanceof byte[] fingerprint
-					&& reply.get(2) instanceof byte[] response) {
-				// PTTL answers -1 for a key without expiry, which this store never writes
-				Duration remaining = (reply.get(3) instanceof Long millis && millis > 0) ? Duration.ofMillis(millis)
-						: null;
-				return new ClaimResult.Completed(
-						new StoredRecord(new String(fingerprint, StandardCharsets.UTF_8), response), remaining);
-			}
-		}
-		throw new LockingStoreException("Redis answered the claim of key " + key + " with an unexpected reply of "
-				+ ((reply != null) ? reply.size() + " elements" : "null") + " (is the record key " + keys.record()
-				+ " written by something else?)");
+		List<?> reply = (List<?>) execute("claim", RedisScripts.CLAIM, 2,
+				RedisScripts.claimArguments(keys, token, lockTtl));
+		return RedisScripts.claimResult(key, keys, token, reply);
 	}
 
 	@Override
 	public boolean complete(Lease lease, StoredRecord record, Duration ttl) {
-		Keys keys = keys(lease.key());
-		byte[] recordMillis = milliseconds(ttl, "ttl");
-		// this call's own id: the same call resent after a reconnect is told it stored
-		byte[] completion = bytes(Long.toHexString(ThreadLocalRandom.current().nextLong()));
-		byte[][] keysAndArgs = { keys.lock(), keys.record(), bytes(lease.token()), bytes(record.fingerprint()),
-				record.response(), recordMillis, completion };
+		byte[][] keysAndArgs = RedisScripts.completeArguments(this.keyPrefix, lease, record, ttl);
 		byte[][] waitArguments = this.waitArguments;
 		if (waitArguments == null) {
-			return isOne(execute("complete", COMPLETE_SCRIPT, 2, keysAndArgs), "complete");
+			return isOne(execute("complete", RedisScripts.COMPLETE, 2, keysAndArgs), "complete");
 		}
 		return completeAwaitingReplicas(keysAndArgs, waitArguments);
 	}
@@ -314,7 +285,7 @@ public final class RedisLockingStore implements LockingStore {
 	 * stores without waiting and counts the record as unacknowledged.
 	 */
 	private boolean completeWithoutWaiting(RedisConnection connection, byte[][] keysAndArgs) {
-		boolean stored = isOne(evalShaOrEval(connection, COMPLETE_SCRIPT, 2, keysAndArgs), "complete");
+		boolean stored = isOne(evalShaOrEval(connection, RedisScripts.COMPLETE, 2, keysAndArgs), "complete");
 		if (stored) {
 			this.unacknowledgedCompletes.increment();
 			if (this.waitUnsupportedWarned.compareAndSet(false, true)) {
@@ -344,16 +315,15 @@ public final class RedisLockingStore implements LockingStore {
 
 	@Override
 	public boolean release(Lease lease) {
-		Keys keys = keys(lease.key());
-		Object released = execute("release", RELEASE_SCRIPT, 1, keys.lock(), bytes(lease.token()));
+		Object released = execute("release", RedisScripts.RELEASE, 1,
+				RedisScripts.releaseArguments(this.keyPrefix, lease));
 		return isOne(released, "release");
 	}
 
 	@Override
 	public boolean renew(Lease lease, Duration lockTtl) {
-		Keys keys = keys(lease.key());
-		byte[] leaseMillis = milliseconds(lockTtl, "lockTtl");
-		Object renewed = execute("renew", RENEW_SCRIPT, 1, keys.lock(), bytes(lease.token()), leaseMillis);
+		Object renewed = execute("renew", RedisScripts.RENEW, 1,
+				RedisScripts.renewArguments(this.keyPrefix, lease, lockTtl));
 		return isOne(renewed, "renew");
 	}
 
@@ -389,28 +359,8 @@ public final class RedisLockingStore implements LockingStore {
 		return new String(keys(key).record(), StandardCharsets.UTF_8);
 	}
 
-	/**
-	 * Whether {@code key} is 1 to 128 lowercase hex digits; a loop, not a regular
-	 * expression, which showed in profiles of every operation.
-	 */
-	private static boolean isDigest(String key) {
-		int length = key.length();
-		if (length == 0 || length > 128) {
-			return false;
-		}
-		for (int i = 0; i < length; i++) {
-			char c = key.charAt(i);
-			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
-				return false;
-			}
-		}
-		return true;
-	}
-
 	private Keys keys(String key) {
-		Assert.isTrue(isDigest(key), "Storage key must be a lowercase hex digest of at most 128 characters");
-		String hashTagged = this.keyPrefix + "{" + key + "}";
-		return new Keys(bytes(hashTagged + ":lock"), bytes(hashTagged + ":record"));
+		return RedisScripts.keys(this.keyPrefix, key);
 	}
 
 	@Override
@@ -517,7 +467,7 @@ public final class RedisLockingStore implements LockingStore {
 	 * server does not know the script yet (a new or flushed server, or a failover to a
 	 * replica that never saw it).
 	 */
-	private @Nullable Object execute(String operation, Script script, int numKeys, byte[]... keysAndArgs) {
+	private @Nullable Object execute(String operation, RedisScripts.Script script, int numKeys, byte[]... keysAndArgs) {
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			return evalShaOrEval(connection, script, numKeys, keysAndArgs);
 		}
@@ -526,7 +476,7 @@ public final class RedisLockingStore implements LockingStore {
 		}
 	}
 
-	private static @Nullable Object evalShaOrEval(RedisConnection connection, Script script, int numKeys,
+	private static @Nullable Object evalShaOrEval(RedisConnection connection, RedisScripts.Script script, int numKeys,
 			byte[]... keysAndArgs) {
 		RedisScriptingCommands commands = connection.scriptingCommands();
 		try {
@@ -538,33 +488,6 @@ public final class RedisLockingStore implements LockingStore {
 			}
 			return commands.eval(script.source(), script.returnType(), numKeys, keysAndArgs);
 		}
-	}
-
-	private static boolean isNoScript(Throwable failure) {
-		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-			String message = cause.getMessage();
-			if (message != null && message.contains("NOSCRIPT")) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	private static boolean isOne(@Nullable Object reply, String operation) {
-		if (!(reply instanceof Long number) || (number != 0 && number != 1)) {
-			throw new LockingStoreException("Redis answered " + operation + " with " + reply + ", expected 0 or 1");
-		}
-		return number == 1;
-	}
-
-	private static byte[] milliseconds(Duration duration, String name) {
-		Assert.isTrue(!duration.isNegative() && !duration.isZero(), () -> "'" + name + "' must be positive");
-		// PX and PEXPIRE take whole milliseconds; never round a positive duration to zero
-		return bytes(Long.toString(Math.max(1, duration.toMillis())));
-	}
-
-	private static byte[] bytes(String text) {
-		return text.getBytes(StandardCharsets.UTF_8);
 	}
 
 	/** Apart, so that Lettuce is needed only when it is the client. */
@@ -600,11 +523,11 @@ public final class RedisLockingStore implements LockingStore {
 			try {
 				if (bySha) {
 					lettuce.scriptingCommands()
-						.evalSha(COMPLETE_SCRIPT.sha1(), COMPLETE_SCRIPT.returnType(), 2, keysAndArgs);
+						.evalSha(RedisScripts.COMPLETE.sha1(), RedisScripts.COMPLETE.returnType(), 2, keysAndArgs);
 				}
 				else {
 					lettuce.scriptingCommands()
-						.eval(COMPLETE_SCRIPT.source(), COMPLETE_SCRIPT.returnType(), 2, keysAndArgs);
+						.eval(RedisScripts.COMPLETE.source(), RedisScripts.COMPLETE.returnType(), 2, keysAndArgs);
 				}
 			}
 			catch (RuntimeException ex) {
@@ -646,34 +569,6 @@ public final class RedisLockingStore implements LockingStore {
 			}
 			catch (RuntimeException ex) {
 				// the failure that led here is the one to report
-			}
-		}
-
-	}
-
-	private record Keys(byte[] lock, byte[] record) {
-
-	}
-
-	/**
-	 * A Lua script shipped beside this class, with its SHA1 digest computed once.
-	 *
-	 * @param source the script text
-	 * @param sha1 its SHA1 digest in lowercase hex, as {@code EVALSHA} wants it
-	 * @param returnType how its reply is read
-	 */
-	private record Script(byte[] source, String sha1, ReturnType returnType) {
-
-		static Script load(String name, ReturnType returnType) {
-			// beside this class: dev/idempo/store/redis/<name>
-			ClassPathResource resource = new ClassPathResource(name, RedisLockingStore.class);
-			try (InputStream in = resource.getInputStream()) {
-				byte[] source = StreamUtils.copyToByteArray(in);
-				String sha1 = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(source));
-				return new Script(source, sha1, returnType);
-			}
-			catch (IOException | NoSuchAlgorithmException ex) {
-				throw new IllegalStateException("Could not read the Redis script " + resource, ex);
 			}
 		}
 
