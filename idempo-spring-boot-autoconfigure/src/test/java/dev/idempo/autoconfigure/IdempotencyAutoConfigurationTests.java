@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 import dev.idempo.Idempotent;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.MicrometerIdempotencyListener;
-import dev.idempo.core.ObservedLockingStore;
+import dev.idempo.core.ObservedReactiveLockingStore;
 import dev.idempo.method.ReactiveIdempotentCalls;
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.InlineLockingStore;
@@ -82,8 +82,8 @@ class IdempotencyAutoConfigurationTests {
 	void reactiveCallsRunTheMemoryStoreInline() {
 		this.contextRunner.run((context) -> {
 			Object store = ReflectionTestUtils.getField(context.getBean(ReactiveIdempotentCalls.class), "store");
-			assertThat(store).isInstanceOf(InlineLockingStore.class);
-			assertThat(((InlineLockingStore) store).delegate()).isInstanceOf(ObservedLockingStore.class);
+			assertThat(store).isInstanceOf(ObservedReactiveLockingStore.class);
+			assertThat(ReflectionTestUtils.getField(store, "delegate")).isInstanceOf(InlineLockingStore.class);
 		});
 	}
 

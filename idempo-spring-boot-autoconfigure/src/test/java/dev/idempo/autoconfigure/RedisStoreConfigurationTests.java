@@ -259,10 +259,10 @@ class RedisStoreConfigurationTests {
 		this.contextRunner
 			.withPropertyValues("idempo.store.type=redis", "spring.data.redis.url=" + TestRedis.server().url())
 			.run((context) -> {
-				assertThat(context).hasSingleBean(ReactiveLockingStore.class)
-					.getBean("idempotencyReactiveLockingStore")
-					.isInstanceOf(ReactiveRedisLockingStore.class);
-				ReactiveRedisLockingStore reactive = context.getBean(ReactiveRedisLockingStore.class);
+				// served as the application's one ReactiveLockingStore
+				ReactiveRedisLockingStore reactive = (ReactiveRedisLockingStore) context
+					.getBean(ReactiveLockingStore.class);
+				assertThat(context.getBean("idempotencyReactiveLockingStore")).isSameAs(reactive);
 				assertThat(reactive.keyPrefix()).isEqualTo(this.keyPrefix);
 				RedisLockingStore blocking = context.getBean(RedisLockingStore.class);
 				assertThat(reactive.connectionFactory()).as("the blocking store's factory")
@@ -344,10 +344,14 @@ class RedisStoreConfigurationTests {
 			});
 	}
 
+	/**
+	 * No reactive Redis store: reactive callers get the application's store, served off
+	 * their thread.
+	 */
 	private static void assertNoReactiveStore(AssertableWebApplicationContext context) {
 		assertThat(context).hasNotFailed();
-		assertThat(context.getBeanProvider(ReactiveLockingStore.class).getIfAvailable()).isNull();
-		assertThat(context.getBeansOfType(ReactiveLockingStore.class)).isEmpty();
+		assertThat(context.getBeanProvider(ReactiveRedisLockingStore.class).getIfAvailable()).isNull();
+		assertThat(context.getBean(ReactiveLockingStore.class)).isNotInstanceOf(ReactiveRedisLockingStore.class);
 	}
 
 	private static FailureAnalysis failureAnalysis(AssertableWebApplicationContext context) {

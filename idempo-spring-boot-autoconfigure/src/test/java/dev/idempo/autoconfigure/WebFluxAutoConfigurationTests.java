@@ -8,7 +8,7 @@ import reactor.core.publisher.Mono;
 import dev.idempo.Idempotent;
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;
-import dev.idempo.store.OffloadedLockingStore;
+import dev.idempo.store.InlineLockingStore;
 import dev.idempo.store.ReactiveLockingStore;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.store.memory.InMemoryLockingStore;
@@ -39,11 +39,11 @@ class WebFluxAutoConfigurationTests {
 		.withConfiguration(AutoConfigurations.of(WebFluxAutoConfiguration.class, IdempotencyAutoConfiguration.class));
 
 	@Test
-	void reactiveApplicationGetsTheWebFilterOnTheOffloadedStore() {
+	void reactiveApplicationGetsTheWebFilterOnTheMemoryStoreServedInline() {
 		this.contextRunner.run((context) -> {
 			assertThat(context).hasSingleBean(IdempotencyWebFilter.class).doesNotHaveBean(IdempotencyInterceptor.class);
 			assertThat(context).getBean("idempotencyReactiveLockingStore")
-				.isInstanceOfSatisfying(OffloadedLockingStore.class,
+				.isInstanceOfSatisfying(InlineLockingStore.class,
 						(store) -> assertThat(store.delegate()).isInstanceOf(InMemoryLockingStore.class));
 		});
 	}

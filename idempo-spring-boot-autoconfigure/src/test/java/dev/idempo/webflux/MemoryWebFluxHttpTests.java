@@ -4,6 +4,7 @@ import java.net.http.HttpResponse;
 
 import org.junit.jupiter.api.Test;
 
+import dev.idempo.store.InlineLockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;
 import dev.idempo.web.TestHttp;
 
@@ -18,6 +19,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @TestPropertySource(properties = "idempo.store.type=memory")
 class MemoryWebFluxHttpTests extends WebFluxHttpContractTests {
+
+	@Override
+	Class<?> reactiveStoreType() {
+		return InlineLockingStore.class;
+	}
 
 	@Override
 	Class<?> storeType() {

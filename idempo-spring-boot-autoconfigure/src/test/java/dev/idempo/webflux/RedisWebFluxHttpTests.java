@@ -4,6 +4,7 @@ import java.util.UUID;
 
 import org.junit.jupiter.api.AfterAll;
 
+import dev.idempo.store.redis.ReactiveRedisLockingStore;
 import dev.idempo.store.redis.RedisLockingStore;
 import dev.idempo.testsupport.TestRedis;
 
@@ -31,6 +32,11 @@ class RedisWebFluxHttpTests extends WebFluxHttpContractTests {
 	@AfterAll
 	static void deleteKeys() {
 		TestRedis.server().deleteKeys(KEY_PREFIX);
+	}
+
+	@Override
+	Class<?> reactiveStoreType() {
+		return ReactiveRedisLockingStore.class;
 	}
 
 	@Override
