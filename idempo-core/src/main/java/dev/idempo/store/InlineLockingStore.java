@@ -1,11 +1,9 @@
 package dev.idempo.store;
 
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import org.springframework.util.Assert;
@@ -40,9 +38,6 @@ public final class InlineLockingStore implements ReactiveLockingStore {
 
 	private static final Log logger = LogFactory.getLog(InlineLockingStore.class);
 
-	/** In a claim's slot: its subscriber cancelled. */
-	private static final Object CANCELLED = new Object();
-
 	private final LockingStore delegate;
 
 	/**
@@ -73,43 +68,8 @@ public final class InlineLockingStore implements ReactiveLockingStore {
 	 */
 	@Override
 	public Mono<ClaimResult> claim(String key, Duration lockTtl) {
-		return Mono.<ClaimResult>create((sink) -> {
-			AtomicReference<@Nullable Object> slot = new AtomicReference<>();
-			sink.onCancel(() -> releaseIfAcquired(slot.getAndSet(CANCELLED)));
-			if (slot.get() == CANCELLED) {
-				return;
-			}
-			ClaimResult result;
-			try {
-				result = this.delegate.claim(key, lockTtl);
-			}
-			catch (Throwable ex) {
-				sink.error(ex);
-				return;
-			}
-			if (slot.compareAndSet(null, result)) {
-				sink.success(result);
-			}
-			else {
-				releaseIfAcquired(result);
-			}
-		}).doOnDiscard(ClaimResult.Acquired.class, (acquired) -> releaseQuietly(acquired.lease()));
-	}
-
-	private void releaseIfAcquired(@Nullable Object answer) {
-		if (answer instanceof ClaimResult.Acquired acquired) {
-			releaseQuietly(acquired.lease());
-		}
-	}
-
-	private void releaseQuietly(Lease lease) {
-		try {
-			this.delegate.release(lease);
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Could not release an idempotency key claimed for a cancelled request; it stays locked"
-					+ " until its lease ends", ex);
-		}
+		return ClaimHandoff.claim((handoff) -> handoff.run(() -> this.delegate.claim(key, lockTtl)),
+				(lease) -> ClaimHandoff.releaseQuietly(this.delegate, lease, logger));
 	}
 
 	@Override

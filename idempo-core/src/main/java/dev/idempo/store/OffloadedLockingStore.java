@@ -2,13 +2,10 @@ package dev.idempo.store;
 
 import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -29,12 +26,6 @@ import org.springframework.util.Assert;
 public final class OffloadedLockingStore implements ReactiveLockingStore {
 
 	private static final Log logger = LogFactory.getLog(OffloadedLockingStore.class);
-
-	/** In a claim's slot: its subscriber cancelled. */
-	private static final Object CANCELLED = new Object();
-
-	/** In a claim's slot: the claim failed. */
-	private static final Object FAILED = new Object();
 
 	private final LockingStore delegate;
 
@@ -77,78 +68,29 @@ public final class OffloadedLockingStore implements ReactiveLockingStore {
 	 */
 	@Override
 	public Mono<ClaimResult> claim(String key, Duration lockTtl) {
-		return Mono.<ClaimResult>create((sink) -> {
-			AtomicReference<@Nullable Object> slot = new AtomicReference<>();
-			// a cancel never disposes the task: interrupting a claim would lose its
-			// answer; a cancel that comes while the answer is handed over, which the
-			// sink would drop, takes the answer from the slot and releases it
-			sink.onCancel(() -> releaseIfAcquired(slot.getAndSet(CANCELLED)));
+		// a cancel never disposes the task: interrupting a claim would lose its answer
+		return ClaimHandoff.claim((handoff) -> {
 			try {
-				this.scheduler.schedule(() -> runClaim(key, lockTtl, slot, sink));
+				this.scheduler.schedule(() -> handoff.run(() -> this.delegate.claim(key, lockTtl)));
 			}
 			catch (RejectedExecutionException ex) {
-				sink.error(ex);
+				handoff.fail(ex);
 			}
-		}).doOnDiscard(ClaimResult.Acquired.class, (acquired) -> releaseAbandoned(acquired.lease()));
-	}
-
-	/**
-	 * Runs a claim unless its subscriber went first; hands the answer over only if it
-	 * takes the slot before a cancellation does, else gives an acquired key back at once.
-	 * The sink discards an answer whose subscriber cancels while it is parked, which
-	 * releases it too.
-	 */
-	private void runClaim(String key, Duration lockTtl, AtomicReference<@Nullable Object> slot,
-			MonoSink<ClaimResult> sink) {
-		if (slot.get() == CANCELLED) {
-			return;
-		}
-		ClaimResult result;
-		try {
-			result = this.delegate.claim(key, lockTtl);
-		}
-		catch (Throwable ex) {
-			if (slot.compareAndSet(null, FAILED)) {
-				sink.error(ex);
-			}
-			return;
-		}
-		if (slot.compareAndSet(null, result)) {
-			sink.success(result);
-		}
-		else {
-			releaseIfAcquired(result);
-		}
-	}
-
-	private void releaseIfAcquired(@Nullable Object answer) {
-		if (answer instanceof ClaimResult.Acquired acquired) {
-			releaseAbandoned(acquired.lease());
-		}
+		}, this::releaseAbandoned);
 	}
 
 	/** Gives back a key acquired for a subscriber that had gone. */
 	private void releaseAbandoned(Lease lease) {
 		if (!Schedulers.isInNonBlockingThread()) {
-			releaseQuietly(lease);
+			ClaimHandoff.releaseQuietly(this.delegate, lease, logger);
 			return;
 		}
 		try {
-			this.scheduler.schedule(() -> releaseQuietly(lease));
+			this.scheduler.schedule(() -> ClaimHandoff.releaseQuietly(this.delegate, lease, logger));
 		}
 		catch (RejectedExecutionException ex) {
 			logger.warn("Could not release an idempotency key claimed for a cancelled request (the scheduler is "
 					+ "shut down); it stays locked until its lease ends", ex);
-		}
-	}
-
-	private void releaseQuietly(Lease lease) {
-		try {
-			this.delegate.release(lease);
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Could not release an idempotency key claimed for a cancelled request; it stays locked"
-					+ " until its lease ends", ex);
 		}
 	}
 
