@@ -11,8 +11,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 /**
  * Proves that BlockHound is installed in this module's test JVMs
- * ({@link BlockHoundExtension}): a blocking call on one of Reactor's non-blocking threads
- * fails.
+ * ({@code dev.idempo.testsupport.BlockHoundExtension}): a blocking call on one of
+ * Reactor's non-blocking threads fails.
  *
  * @author idempo
  */
