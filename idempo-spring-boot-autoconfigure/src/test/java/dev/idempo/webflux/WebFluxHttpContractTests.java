@@ -235,6 +235,76 @@ abstract class WebFluxHttpContractTests extends RequestFlowHttpContract {
 		assertThat(this.executions.count("slow")).isGreaterThan(before);
 	}
 
+	/**
+	 * A {@code Flux} of a JSON body is written as one JSON array, stored, and replayed
+	 * byte for byte.
+	 */
+	@Test
+	void fluxOfAJsonBodyIsStoredAsOneArrayAndReplayed() {
+		assertReplayedByteExact("/b/list", "list");
+	}
+
+	@Test
+	void plainValueIsStoredAndReplayed() {
+		assertReplayedByteExact("/b/plain", "plain");
+	}
+
+	@Test
+	void ndjsonStreamIsNotStored() {
+		assertRunsEveryTime("/b/ndjson", "ndjson", 200, "application/x-ndjson");
+	}
+
+	@Test
+	void responseLargerThanMaxResponseSizeIsNotStored() {
+		assertRunsEveryTime("/b/large", "large", 200, "text/plain");
+	}
+
+	/**
+	 * A body larger than {@code idempo.max-request-size} (10 MB) is refused with 413
+	 * before the handler runs; one byte less runs it.
+	 */
+	@Test
+	void bodyLargerThanMaxRequestSizeIs413() {
+		int before = this.executions.count("echo");
+		int max = 10 * 1024 * 1024;
+		HttpResponse<byte[]> refused = this.http.postWithKey("/b/echo", TestHttp.newKey(), "x".repeat(max + 1));
+		assertThat(refused.statusCode()).isEqualTo(413);
+		assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+		assertThat(TestHttp.text(refused)).contains("\"type\":\"https://idempo.dev/problems/request-too-large\"");
+		assertThat(this.executions.count("echo")).isEqualTo(before);
+		HttpResponse<byte[]> accepted = this.http.postWithKey("/b/echo", TestHttp.newKey(), "x".repeat(max));
+		assertThat(accepted.statusCode()).isEqualTo(200);
+		assertThat(TestHttp.text(accepted)).endsWith(":" + max);
+		assertThat(this.executions.count("echo")).isEqualTo(before + 1);
+	}
+
+	private void assertReplayedByteExact(String path, String name) {
+		String key = TestHttp.newKey();
+		int before = this.executions.count(name);
+		HttpResponse<byte[]> first = this.http.postWithKey(path, key, "{}");
+		HttpResponse<byte[]> retry = this.http.postWithKey(path, key, "{}");
+		assertThat(first.statusCode()).as(TestHttp.text(first)).isEqualTo(200);
+		assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		assertThat(retry.statusCode()).isEqualTo(200);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.headers().firstValue("Content-Type")).isEqualTo(first.headers().firstValue("Content-Type"));
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(this.executions.count(name)).isEqualTo(before + 1);
+	}
+
+	private void assertRunsEveryTime(String path, String name, int status, String contentType) {
+		String key = TestHttp.newKey();
+		int before = this.executions.count(name);
+		for (int i = 0; i < 2; i++) {
+			HttpResponse<byte[]> response = this.http.postWithKey(path, key, "{}");
+			assertThat(response.statusCode()).isEqualTo(status);
+			assertThat(response.headers().firstValue("Content-Type"))
+				.hasValueSatisfying((value) -> assertThat(value).startsWith(contentType));
+			assertThat(response.headers().firstValue("Idempotent-Replayed")).isEmpty();
+		}
+		assertThat(this.executions.count(name)).isEqualTo(before + 2);
+	}
+
 	/** Polls the store until the key can be claimed, and frees it again. */
 	private boolean awaitFree(String storageKey) {
 		long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
