@@ -176,7 +176,7 @@ function fmt(x, f) {
 }
 
 END {
-	out("# idempo benchmark")
+	out("# idempo benchmark" ((INFO["stack"] ~ /^Spring WebFlux/) ? ", Spring WebFlux" : ""))
 	out("")
 	for (i = 1; i <= ninfo; i++) {
 		out("- " INFOKEY[i] ": " INFO[INFOKEY[i]])
@@ -188,6 +188,7 @@ END {
 		out("")
 		out("## " s)
 		out("")
+		if (SB[s, "app"] != "") out("- application: " SB[s, "app"])
 		if (SB[s, "version"] != "") out("- server: " SB[s, "version"] ((SB[s, "durability"] != "") ? " (" SB[s, "durability"] ")" : ""))
 		if (rtt != "") out("- round trip: " micros(rtt) " (" SB[s, "rtt_how"] ")")
 		if (SB[s, "ceiling1"] != "") out("- write ceiling, 1 client: " thousands(SB[s, "ceiling1"]) "/s (" SB[s, "ceiling_how"] ")")
