@@ -175,8 +175,30 @@ function fmt(x, f) {
 	return (x == "") ? "" : sprintf(f, x)
 }
 
+function verdict(ok) {
+	return ok ? "met" : "**not met**"
+}
+
+# the targets of the WebFlux flow (issue 21): memory, fresh key >= 0.90x and replay >= 1.00x of the
+# baseline's req/s at 32 clients; Redis, a fresh key at 1 client adds <= 2 round trips + 50 us
+function webflux_targets(s, rtt,    fresh, replay, added, limit, line) {
+	if (s == "memory" && has(s, "fresh", 32) && has(s, "replay", 32)) {
+		fresh = figure(s, "fresh", 32, "rps_ratio")
+		replay = figure(s, "replay", 32, "rps_ratio")
+		if (fresh == "" || replay == "") return
+		line = sprintf("- WebFlux targets, 32 clients: fresh key %.2f× the baseline's req/s (at least 0.90×: %s), replay %.2f× (at least 1.00×: %s)", fresh, verdict(fresh >= 0.9), replay, verdict(replay >= 1.0))
+		out(line)
+	}
+	if (s == "redis" && has(s, "fresh", 1) && rtt > 0) {
+		added = figure(s, "fresh", 1, "added")
+		limit = 2 * rtt + 50
+		line = sprintf("- WebFlux target, 1 client: a fresh key adds %s (at most 2 round trips + 50 µs = %s: %s)", micros(added), micros(limit), verdict(added <= limit))
+		out(line)
+	}
+}
+
 END {
-	out("# idempo benchmark")
+	out("# idempo benchmark" ((INFO["stack"] ~ /^Spring WebFlux/) ? ", Spring WebFlux" : ""))
 	out("")
 	for (i = 1; i <= ninfo; i++) {
 		out("- " INFOKEY[i] ": " INFO[INFOKEY[i]])
@@ -188,6 +210,7 @@ END {
 		out("")
 		out("## " s)
 		out("")
+		if (SB[s, "app"] != "") out("- application: " SB[s, "app"])
 		if (SB[s, "version"] != "") out("- server: " SB[s, "version"] ((SB[s, "durability"] != "") ? " (" SB[s, "durability"] ")" : ""))
 		if (rtt != "") out("- round trip: " micros(rtt) " (" SB[s, "rtt_how"] ")")
 		if (SB[s, "ceiling1"] != "") out("- write ceiling, 1 client: " thousands(SB[s, "ceiling1"]) "/s (" SB[s, "ceiling_how"] ")")
@@ -209,6 +232,7 @@ END {
 			share = figure(s, "fresh", 32, "rps") / SB[s, "ceiling32"]
 			out(sprintf("- fresh keys at 32 clients: %s req/s = %.1f %% of the write ceiling", thousands(figure(s, "fresh", 32, "rps")), 100 * share))
 		}
+		if (INFO["stack"] ~ /^Spring WebFlux/) webflux_targets(s, rtt)
 		out("")
 		out("| case | req/s, 1 client | req/s, 32 clients | p50, 1 | p99, 1 | p50, 32 | p99, 32 | added p50, 1 | round trips | checks |")
 		out("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The idempo benchmark: builds idempo-benchmark, starts it once per store and measures the same
 # handler with and without @Idempotent with wrk, next to the store's own round trip and write
-# ceiling. See benchmark/README.md. Loads only the servers configured below (127.0.0.1 by default).
+# ceiling, on Spring MVC (default) or Spring WebFlux (--stack webflux). See benchmark/README.md. Loads only the servers configured below (127.0.0.1 by default).
 set -euo pipefail
 
 usage() {
@@ -9,6 +9,11 @@ usage() {
 Usage: benchmark/run.sh [options]
 
   --stores LIST      comma-separated stores to measure: memory,redis,postgres,mysql (default: all four)
+  --stack servlet|webflux
+                     the web stack of the application (default servlet: Spring MVC on Tomcat;
+                     webflux: the same handlers on Spring WebFlux and Reactor Netty, protected by
+                     idempo's IdempotencyWebFilter and its reactive store); webflux has no
+                     transactional case (pay-tx, skipped) and names its report webflux.*
   --duration SECONDS length of each load run (default 6)
   --rounds N         interleaved rounds; the report shows medians (default 3)
   --records N        pre-populate N unexpired records in the store before measuring (redis,
@@ -29,7 +34,9 @@ Usage: benchmark/run.sh [options]
                      handler the others are compared with, always runs
   --clients LIST     comma-separated client counts, from 1 and 32 (default: 1,32)
   --out DIR          where the report goes (default benchmark/results): latest.md and latest.csv,
-                     smoke.* for --smoke, scale-<N>.* with --records
+                     smoke.* for --smoke, scale-<N>.* with --records; with --stack webflux
+                     webflux.md and webflux.csv, webflux-smoke.*, webflux-scale-<N>.*,
+                     webflux-local-cache.*
   -h, --help         this text
 
 Servers (defaults in brackets):
@@ -66,10 +73,12 @@ OBSERVATIONS=off
 LOCAL_CACHE=off
 REDIS_CLIENT=lettuce
 ONLY_CASES=""
+STACK=servlet
 
 while [ $# -gt 0 ]; do
 	case $1 in
 		--stores) STORES=${2:?--stores needs a list}; shift 2 ;;
+		--stack) STACK=${2:?--stack needs servlet or webflux}; shift 2 ;;
 		--duration) DURATION=${2:?--duration needs seconds}; shift 2 ;;
 		--rounds) ROUNDS=${2:?--rounds needs a number}; shift 2 ;;
 		--records) RECORDS=${2:?--records needs a number}; shift 2 ;;
@@ -91,6 +100,7 @@ done
 [[ $OBSERVATIONS =~ ^(on|off)$ ]] || die "--observations must be on or off"
 [[ $LOCAL_CACHE =~ ^(on|off)$ ]] || die "--local-cache must be on or off"
 [[ $REDIS_CLIENT =~ ^(lettuce|jedis)$ ]] || die "--redis-client must be lettuce or jedis"
+[[ $STACK =~ ^(servlet|webflux)$ ]] || die "--stack must be servlet or webflux"
 for clients in "${CLIENTS[@]}"; do
 	case $clients in 1 | 32) ;; *) die "--clients takes 1 and 32" ;; esac
 done
@@ -115,6 +125,10 @@ elif [ "$RECORDS" -gt 0 ]; then
 	if ((RECORDS % 1000000 == 0)); then NAME="scale-$((RECORDS / 1000000))m"
 	elif ((RECORDS % 1000 == 0)); then NAME="scale-$((RECORDS / 1000))k"
 	else NAME="scale-$RECORDS"; fi
+fi
+if [ "$STACK" = webflux ]; then
+	# the servlet reports keep their names; the WebFlux ones never overwrite them
+	if [ "$NAME" = latest ]; then NAME=webflux; else NAME="webflux-$NAME"; fi
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -298,6 +312,10 @@ start_app() { # start_app STORE
 	if [ "$LOCAL_CACHE" = on ]; then
 		args+=(--idempo.local-cache.enabled=true)
 	fi
+	if [ "$STACK" = webflux ]; then
+		# the jar has both web starters; Boot starts a servlet application unless told otherwise
+		args+=(--spring.main.web-application-type=reactive)
+	fi
 	if [ "$OBSERVATIONS" = off ]; then
 		# no ObservationRegistry: what idempo costs without one
 		excludes+=(org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration)
@@ -336,6 +354,18 @@ start_app() { # start_app STORE
 	done
 	tail -n 40 "$WORK/app-$store.log" >&2
 	die "the application did not become ready within 120 s (log: $WORK/app-$store.log)"
+}
+
+check_stack() { # check_stack STORE: the application runs the stack asked for; the report names it and the store
+	local store=$1 info flow server flow_store
+	info=$(control GET /bench/info) || die "the application does not answer GET /bench/info (log: $WORK)"
+	flow=$(value <(echo "$info") flow)
+	server=$(value <(echo "$info") server)
+	flow_store=$(value <(echo "$info") store)
+	[ "$flow" = "$STACK" ] || die "asked for --stack $STACK, but the application runs idempo's $flow flow on $server"
+	baseline "$store" app "$server, idempo's $([ "$STACK" = webflux ] && echo "IdempotencyWebFilter over $flow_store" \
+		|| echo "servlet flow over $flow_store")"
+	log "$store: $server, idempo's $flow flow over $flow_store"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -463,8 +493,8 @@ warm_up() { # warm_up STORE: WARMUP seconds of mixed load, then more until the J
 	[ "${WRK_LAST[6]}" = 0 ] && [ "${WRK_LAST[8]}" = 0 ] && [ "${WRK_LAST[9]}" = 0 ] \
 		|| log "$store: warm-up had ${WRK_LAST[6]} unexpected statuses (${WRK_LAST[10]}), ${WRK_LAST[8]} socket errors, ${WRK_LAST[9]} timeouts"
 	settle || die "requests still in flight after the warm-up"
-	case $store in
-		postgres | mysql)
+	case $store-$STACK in
+		postgres-servlet | mysql-servlet)
 			# the transactional handler is not in the mixed load (it exists only here)
 			wrk_run 32 "$WARMUP" /pay-tx fresh 201 "$RUN_ID-warmup-tx-$store" 1 "$store-warmup-tx" || die "warm-up failed"
 			settle || die "requests still in flight after the warm-up" ;;
@@ -651,6 +681,12 @@ run_store() {
 		postgres | mysql) CASES=("${SQL_CASES[@]}") ;;
 		*) CASES=("${ALL_CASES[@]}") ;;
 	esac
+	if [ "$STACK" = webflux ] && [ "${CASES[*]}" != "${ALL_CASES[*]}" ]; then
+		# WebFlux handlers cannot be transactional: idempo fails such an application at start-up
+		[[ -z $ONLY_CASES || ",$ONLY_CASES," = *",pay-tx,"* ]] \
+			&& log "$store: skipping pay-tx with --stack webflux (a WebFlux handler cannot be transactional)"
+		CASES=("${ALL_CASES[@]}")
+	fi
 	if [ -n "$ONLY_CASES" ]; then
 		local wanted=() c
 		for c in "${CASES[@]}"; do
@@ -681,6 +717,7 @@ run_store() {
 
 	start_app "$store"
 	log "$store: application on port $APP_PORT (pid $APP_PID)"
+	check_stack "$store"
 	if [ "$RECORDS" -gt 0 ]; then
 		if [ "$store" = memory ]; then log "memory: --records does not apply"; else populate "$store"; fi
 	fi
@@ -712,6 +749,11 @@ JAR=$(ls "$ROOT"/idempo-benchmark/target/idempo-benchmark-*.jar 2>/dev/null | gr
 
 info() { printf '%s\t%s\n' "$1" "$2" >>"$INFO"; }
 info date "$(date -u '+%Y-%m-%d %H:%M UTC')"
+if [ "$STACK" = webflux ]; then
+	info stack "Spring WebFlux on Reactor Netty (idempo's IdempotencyWebFilter; the blocking handlers, /pay-* and /slow-idem, on a 64-thread executor)"
+else
+	info stack "Spring MVC on Tomcat"
+fi
 info machine "$(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) memory, $(uname -sr)"
 info JDK "$(java -version 2>&1 | sed -n 2p) $(printf '%s' "${JAVA_OPTS[*]}")"
 info wrk "$(wrk -v 2>&1 | head -n 1 | awk '{ print $1, $2 }')"

@@ -18,6 +18,13 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 
+import dev.idempo.store.LockingStore;
+import dev.idempo.store.ReactiveLockingStore;
+import dev.idempo.webflux.IdempotencyWebFilter;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ApplicationContext;
 import org.springframework.core.env.Environment;
 import org.springframework.http.MediaType;
 import org.springframework.util.Assert;
@@ -46,15 +53,43 @@ class BenchmarkControlController {
 
 	private final Environment environment;
 
+	private final ApplicationContext context;
+
+	private final ObjectProvider<LockingStore> store;
+
+	private final ObjectProvider<ReactiveLockingStore> reactiveStore;
+
 	private final HttpClient client = HttpClient.newBuilder()
 		.version(HttpClient.Version.HTTP_1_1)
 		.connectTimeout(Duration.ofSeconds(5))
 		.build();
 
-	BenchmarkControlController(BenchmarkCounters counters, SlowGate slowGate, Environment environment) {
+	BenchmarkControlController(BenchmarkCounters counters, SlowGate slowGate, Environment environment,
+			ApplicationContext context, ObjectProvider<LockingStore> store,
+			ObjectProvider<ReactiveLockingStore> reactiveStore) {
 		this.counters = counters;
 		this.slowGate = slowGate;
 		this.environment = environment;
+		this.context = context;
+		this.store = store;
+		this.reactiveStore = reactiveStore;
+	}
+
+	/**
+	 * What runs: the web server, idempo's request flow ({@code webflux} if the
+	 * application has idempo's {@code IdempotencyWebFilter}, else {@code servlet}) and
+	 * the store that flow uses (on WebFlux the reactive one), so that the script can
+	 * check the stack it asked for and the report can name them.
+	 * @return {@code name=value} lines: {@code server}, {@code flow}, {@code store}
+	 */
+	@GetMapping(path = "/bench/info", produces = MediaType.TEXT_PLAIN_VALUE)
+	String info() {
+		String server = (this.context instanceof WebServerApplicationContext web)
+				? web.getWebServer().getClass().getSimpleName() : "unknown";
+		boolean webFlux = this.context.getBeanNamesForType(IdempotencyWebFilter.class, false, false).length > 0;
+		Object store = webFlux ? this.reactiveStore.getIfUnique() : this.store.getIfUnique();
+		return "server=" + server + "\nflow=" + (webFlux ? "webflux" : "servlet") + "\nstore="
+				+ ((store != null) ? store.getClass().getSimpleName() : "unknown") + "\n";
 	}
 
 	/**
