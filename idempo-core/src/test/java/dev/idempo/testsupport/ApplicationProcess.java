@@ -51,6 +51,8 @@ public final class ApplicationProcess {
 
 	private final Path directory;
 
+	private final List<String> jvmOptions;
+
 	private final List<String> arguments;
 
 	private int incarnation;
@@ -73,9 +75,28 @@ public final class ApplicationProcess {
 	 * {@code --spring.datasource.url=...}
 	 */
 	public ApplicationProcess(Class<?> application, String name, Path directory, List<String> arguments) {
+		this(application, name, directory, List.of(), arguments);
+	}
+
+	/**
+	 * Describes an instance whose JVM gets options of its own; nothing runs before
+	 * {@link #start()}.
+	 * @param application the application class, whose {@code main} calls
+	 * {@link #run(Class, String[])}
+	 * @param name its name
+	 * @param directory the directory of this run (logs, port files)
+	 * @param jvmOptions options of the child's {@code java}, such as
+	 * {@code -XX:+AllowRedefinitionToAddDeleteMethods} for an application that installs
+	 * BlockHound
+	 * @param arguments the application's arguments, such as
+	 * {@code --spring.datasource.url=...}
+	 */
+	public ApplicationProcess(Class<?> application, String name, Path directory, List<String> jvmOptions,
+			List<String> arguments) {
 		this.application = application;
 		this.name = name;
 		this.directory = directory;
+		this.jvmOptions = List.copyOf(jvmOptions);
 		this.arguments = List.copyOf(arguments);
 	}
 
@@ -157,8 +178,10 @@ public final class ApplicationProcess {
 		this.port = 0;
 		Path portFile = this.directory.resolve(this.name + "-" + this.incarnation + ".port");
 		Path logFile = this.directory.resolve(this.name + "-" + this.incarnation + ".log");
-		List<String> command = new ArrayList<>(List.of(javaExecutable(), "-Xmx256m", "-XX:TieredStopAtLevel=1",
-				"-Xshare:auto", "-XX:+UseSerialGC", "-cp", classPath(), this.application.getName()));
+		List<String> command = new ArrayList<>(
+				List.of(javaExecutable(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+UseSerialGC"));
+		command.addAll(this.jvmOptions);
+		command.addAll(List.of("-cp", classPath(), this.application.getName()));
 		command.addAll(this.arguments);
 		command.add("--" + INSTANCE_PROPERTY + "=" + incarnationName());
 		command.add("--" + PORT_FILE_PROPERTY + "=" + portFile.toAbsolutePath());
