@@ -18,6 +18,7 @@ import dev.idempo.store.Lease;
 import dev.idempo.store.ReactiveLockingStore;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.testsupport.ApplicationProcess;
+import dev.idempo.testsupport.BlockHoundExtension;
 import dev.idempo.webflux.DefaultReactiveCallerScopeResolver;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -89,9 +90,9 @@ public class CrashGateway {
 	 * @param args the command-line arguments
 	 */
 	public static void main(String[] args) {
-		// installs BlockHound before any Reactor or Netty thread starts (idempo-core's,
-		// not this module's, which lacks the allowances for Lettuce)
-		new dev.idempo.testsupport.BlockHoundExtension();
+		// installs BlockHound before any Reactor or Netty thread starts, with the
+		// tests' allowances (Lettuce's locks among them)
+		new BlockHoundExtension();
 		ApplicationProcess.run(CrashGateway.class, args);
 	}
 
