@@ -4,7 +4,6 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 
 import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.DispatcherType;
@@ -33,7 +32,6 @@ import dev.idempo.web.IdempotencyRequestListener;
 import dev.idempo.web.IdempotencyResponseBodyAdvice;
 import dev.idempo.web.IdempotencyProblemCustomizer;
 import dev.idempo.web.IdempotentHandlers;
-import dev.idempo.web.IdempotentRoute;
 import dev.idempo.web.IdempotentResponseFilter;
 import dev.idempo.web.RequestFingerprintStrategy;
 import dev.idempo.web.StreamingReturnValueHandler;
@@ -41,6 +39,7 @@ import dev.idempo.web.TransactionalIdempotency;
 import dev.idempo.transaction.TransactionalClaims;
 import dev.idempo.webflux.DefaultReactiveCallerScopeResolver;
 import dev.idempo.webflux.IdempotencyGatewayFilterFactory;
+import dev.idempo.webflux.IdempotencyRoutesGlobalFilter;
 import dev.idempo.webflux.IdempotencyWebFilter;
 import dev.idempo.webflux.IdempotentHandlerPolicies;
 import dev.idempo.webflux.ReactiveCallerScopeResolver;
@@ -67,10 +66,12 @@ import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportRuntimeHints;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.Ordered;
+import org.springframework.core.annotation.AnnotationAwareOrderComparator;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.reactive.HandlerMapping;
+import org.springframework.web.reactive.function.server.support.RouterFunctionMapping;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.config.annotation.AsyncSupportConfigurer;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
@@ -82,8 +83,9 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 /**
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
  * Auto-configuration} for idempotency keys: the store, in every application; on Spring
- * MVC handlers annotated with {@link Idempotent} in a servlet web application, and on
- * annotated WebFlux handlers in a reactive one; on bean methods annotated with
+ * MVC handlers annotated with {@link Idempotent} (and the routes of
+ * {@code idempo.routes}) in a servlet web application, and on annotated WebFlux handlers
+ * (and {@code idempo.routes}) in a reactive one; on bean methods annotated with
  * {@code @Idempotent(key = ...)} and the {@code IdempotencyTemplate}
  * ({@link IdempotentMethodsConfiguration}) with or without a web server.
  *
@@ -217,7 +219,7 @@ public final class IdempotencyAutoConfiguration {
 					properties.getResponseTtl(), properties.isTransactional(),
 					transactionalUnavailable(properties, beanFactory), properties.getResponses().toPolicy(),
 					properties.getFingerprint().toOptions());
-			handlers.setRoutes(properties.getRoutes().stream().map(WebMvcConfiguration::route).toList());
+			handlers.setRoutes(IdempotentRoutes.of(properties));
 			return handlers;
 		}
 
@@ -330,16 +332,6 @@ public final class IdempotencyAutoConfiguration {
 			};
 		}
 
-		private static IdempotentRoute route(IdempotencyProperties.Route route) {
-			// checked when bound (IdempotencyProperties.validate)
-			IdempotencyProperties.Responses responses = route.getResponses();
-			IdempotencyProperties.Fingerprint fingerprint = route.getFingerprint();
-			return new IdempotentRoute(Objects.requireNonNull(route.getPath()), route.getMethods(),
-					new IdempotentRoute.Settings(route.getTtl(), route.isRequired(), route.isCacheResponse(),
-							(responses != null) ? responses.toPolicy() : null,
-							(fingerprint != null) ? fingerprint.toOptions() : null));
-		}
-
 		private static @Nullable TransactionalIdempotency transactional(ConfigurableBeanFactory beanFactory) {
 			return beanFactory.containsBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME)
 					? new TransactionalIdempotency(
@@ -350,8 +342,9 @@ public final class IdempotencyAutoConfiguration {
 	}
 
 	/**
-	 * The request flow of {@code @Idempotent} WebFlux handler methods, in reactive web
-	 * applications only.
+	 * The request flow of {@code @Idempotent} WebFlux handler methods, and of the
+	 * functional endpoints, unannotated handler methods and gateway routes that
+	 * {@code idempo.routes} protects, in reactive web applications only.
 	 */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
@@ -368,30 +361,41 @@ public final class IdempotencyAutoConfiguration {
 		@ConditionalOnMissingBean
 		IdempotentHandlerPolicies idempotentHandlerPolicies(IdempotencyProperties properties,
 				ConfigurableBeanFactory beanFactory) {
-			return new IdempotentHandlerPolicies(new EmbeddedValueResolver(beanFactory), properties.getResponseTtl(),
-					properties.isTransactional(), properties.getResponses().toPolicy(),
+			IdempotentHandlerPolicies policies = new IdempotentHandlerPolicies(new EmbeddedValueResolver(beanFactory),
+					properties.getResponseTtl(), properties.isTransactional(), properties.getResponses().toPolicy(),
 					properties.getFingerprint().toOptions());
+			policies.setRoutes(IdempotentRoutes.of(properties));
+			return policies;
 		}
 
+		/**
+		 * The request flow, around the handlers of {@code @RequestMapping} methods and
+		 * functional endpoints, looked up in the order the {@code DispatcherHandler} asks
+		 * their mappings.
+		 */
 		@Bean
 		@ConditionalOnMissingBean
 		IdempotencyWebFilter idempotencyWebFilter(ReactiveLockingStore store, IdempotentHandlerPolicies policies,
 				@Qualifier("requestMappingHandlerMapping") HandlerMapping handlerMapping,
-				ReactiveCallerScopeResolver callerScopes, ObjectProvider<IdempotencyListener> listeners,
-				IdempotencyProperties properties) {
+				ObjectProvider<RouterFunctionMapping> routerFunctionMappings, ReactiveCallerScopeResolver callerScopes,
+				ObjectProvider<IdempotencyListener> listeners, IdempotencyProperties properties) {
 			IdempotencyListener listener = CompositeIdempotencyListener.of(listeners.orderedStream().toList());
 			// the store operations' latency, as the servlet flow measures them
 			ReactiveLockingStore observed = new ObservedReactiveLockingStore(store, listener);
-			IdempotencyWebFilter filter = new IdempotencyWebFilter(observed, policies, handlerMapping, callerScopes,
-					listener, properties.toSettings());
+			List<HandlerMapping> mappings = new ArrayList<>();
+			mappings.add(handlerMapping);
+			routerFunctionMappings.orderedStream().forEach(mappings::add);
+			AnnotationAwareOrderComparator.sort(mappings);
+			IdempotencyWebFilter filter = new IdempotencyWebFilter(observed, policies, mappings, callerScopes, listener,
+					properties.toSettings());
 			filter.setOrder(properties.getFilterOrder());
 			return filter;
 		}
 
 		/**
 		 * The Spring Cloud Gateway route filter {@code Idempotency}
-		 * ({@code filters: - Idempotency=24h,true}), where the gateway (server-webflux)
-		 * is on the class path.
+		 * ({@code filters: - Idempotency=24h,true}), and {@code idempo.routes} on gateway
+		 * routes, where the gateway (server-webflux) is on the class path.
 		 */
 		@Configuration(proxyBeanMethods = false)
 		@ConditionalOnClass(name = "org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory")
@@ -402,6 +406,13 @@ public final class IdempotencyAutoConfiguration {
 			IdempotencyGatewayFilterFactory idempotencyGatewayFilterFactory(IdempotencyWebFilter filter,
 					IdempotentHandlerPolicies policies) {
 				return new IdempotencyGatewayFilterFactory(filter, policies);
+			}
+
+			@Bean
+			@ConditionalOnMissingBean
+			IdempotencyRoutesGlobalFilter idempotencyRoutesGlobalFilter(IdempotencyWebFilter filter,
+					IdempotentHandlerPolicies policies) {
+				return new IdempotencyRoutesGlobalFilter(filter, policies);
 			}
 
 		}
@@ -416,10 +427,6 @@ public final class IdempotencyAutoConfiguration {
 				ObjectProvider<org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping> mappings,
 				IdempotencyProperties properties) {
 			return () -> {
-				if (!properties.getRoutes().isEmpty()) {
-					logger.warn("idempo.routes is not supported in a WebFlux application yet: its routes are not "
-							+ "protected; annotate their handler methods with @Idempotent");
-				}
 				if (!properties.getConflict().getWaitTimeout().isZero()) {
 					logger.warn("idempo.conflict.wait-timeout is not supported in a WebFlux application yet: a "
 							+ "duplicate of a request in progress gets 409 at once");

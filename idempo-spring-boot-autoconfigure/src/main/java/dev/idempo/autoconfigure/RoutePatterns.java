@@ -4,7 +4,7 @@ import java.util.Locale;
 
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.web.IdempotentRoute;
+import dev.idempo.core.IdempotentRoute;
 
 import org.springframework.util.ClassUtils;
 import org.springframework.util.StringUtils;

@@ -4,13 +4,16 @@ import java.time.Duration;
 import java.util.List;
 
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.cloud.gateway.filter.GatewayFilter;
+import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.NettyWriteResponseFilter;
 import org.springframework.cloud.gateway.filter.OrderedGatewayFilter;
 import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
 import org.springframework.util.StringUtils;
+import org.springframework.web.server.ServerWebExchange;
 
 /**
  * The Spring Cloud Gateway (server-webflux) route filter {@code Idempotency}: the request
@@ -69,8 +72,39 @@ public class IdempotencyGatewayFilterFactory
 	@Override
 	public GatewayFilter apply(Config config) {
 		IdempotentHandlerPolicies.Policy policy = this.policies.routePolicy(config.ttl(), config.isRequired());
-		return new OrderedGatewayFilter((exchange, chain) -> this.filter.protect(exchange, chain::filter, policy),
-				ORDER);
+		return new OrderedGatewayFilter(new Protecting(this.filter, policy), ORDER);
+	}
+
+	/**
+	 * Whether a route's filter is an {@code Idempotency} filter, which then protects the
+	 * route with its own settings and {@code idempo.routes} leaves it alone.
+	 * @param filter one of a route's filters
+	 * @return whether this factory made it
+	 */
+	static boolean isIdempotencyFilter(GatewayFilter filter) {
+		GatewayFilter unwrapped = filter;
+		while (unwrapped instanceof OrderedGatewayFilter ordered) {
+			unwrapped = ordered.getDelegate();
+		}
+		return unwrapped instanceof Protecting;
+	}
+
+	/**
+	 * An {@code Idempotency} filter: the request flow under its route's policy.
+	 */
+	private record Protecting(IdempotencyWebFilter filter,
+			IdempotentHandlerPolicies.Policy policy) implements GatewayFilter {
+
+		@Override
+		public Mono<Void> filter(ServerWebExchange exchange, GatewayFilterChain chain) {
+			return this.filter.protect(exchange, chain::filter, this.policy);
+		}
+
+		@Override
+		public String toString() {
+			return "Idempotency[ttl = " + this.policy.ttl() + ", required = " + this.policy.required() + "]";
+		}
+
 	}
 
 	/**

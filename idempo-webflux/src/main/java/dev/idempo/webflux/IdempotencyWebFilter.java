@@ -38,22 +38,25 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
-import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
 /**
- * The request flow for Spring WebFlux handler methods annotated with {@link Idempotent}:
- * for a protected request it parses the key, fingerprints the request, claims the key on
- * a {@link ReactiveLockingStore}, and then lets the handler run, replays the stored
- * response, or answers with a problem, as Spring MVC's flow does, with the same statuses,
- * problem types and records. Nothing here blocks: the store answers {@code Mono}s, and
- * the request body is read as the server delivers it.
+ * The request flow for Spring WebFlux handler methods annotated with {@link Idempotent},
+ * and for the functional endpoints and unannotated handler methods that
+ * {@code idempo.routes} protects: for a protected request it parses the key, fingerprints
+ * the request, claims the key on a {@link ReactiveLockingStore}, and then lets the
+ * handler run, replays the stored response, or answers with a problem, as Spring MVC's
+ * flow does, with the same statuses, problem types and records. Nothing here blocks: the
+ * store answers {@code Mono}s, and the request body is read as the server delivers it.
  * <p>
- * The handler of a request is looked up in the given {@link HandlerMapping} (the one of
- * {@code @RequestMapping} methods); requests another mapping serves pass through.
+ * The handler of a request is looked up in the given {@link HandlerMapping}s (those of
+ * {@code @RequestMapping} methods and of functional endpoints), in their order, as the
+ * {@code DispatcherHandler} looks it up: the first mapping that has a handler decides.
+ * Requests none of them serves pass through, and so do those whose handler is neither a
+ * handler method nor a functional endpoint.
  *
  * @author idempo
  */
@@ -67,7 +70,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	private final IdempotentHandlerPolicies policies;
 
-	private final HandlerMapping handlerMapping;
+	private final List<HandlerMapping> handlerMappings;
 
 	private final ReactiveCallerScopeResolver callerScopes;
 
@@ -78,10 +81,10 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	private int order;
 
 	/**
-	 * Creates a filter.
+	 * Creates a filter that finds handlers in one mapping.
 	 * @param store the store
-	 * @param policies the policies of annotated handlers
-	 * @param handlerMapping finds a request's handler method
+	 * @param policies the policies of annotated handlers and configured routes
+	 * @param handlerMapping finds a request's handler
 	 * @param callerScopes the caller scope of a request
 	 * @param listener the listener for metrics
 	 * @param settings the settings
@@ -89,9 +92,25 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	public IdempotencyWebFilter(ReactiveLockingStore store, IdempotentHandlerPolicies policies,
 			HandlerMapping handlerMapping, ReactiveCallerScopeResolver callerScopes, IdempotencyListener listener,
 			IdempotencySettings settings) {
+		this(store, policies, List.of(handlerMapping), callerScopes, listener, settings);
+	}
+
+	/**
+	 * Creates a filter.
+	 * @param store the store
+	 * @param policies the policies of annotated handlers and configured routes
+	 * @param handlerMappings find a request's handler, asked in the order given (sort
+	 * them as the {@code DispatcherHandler} does)
+	 * @param callerScopes the caller scope of a request
+	 * @param listener the listener for metrics
+	 * @param settings the settings
+	 */
+	public IdempotencyWebFilter(ReactiveLockingStore store, IdempotentHandlerPolicies policies,
+			List<? extends HandlerMapping> handlerMappings, ReactiveCallerScopeResolver callerScopes,
+			IdempotencyListener listener, IdempotencySettings settings) {
 		this.store = store;
 		this.policies = policies;
-		this.handlerMapping = handlerMapping;
+		this.handlerMappings = List.copyOf(handlerMappings);
 		this.callerScopes = callerScopes;
 		this.listener = listener;
 		this.settings = settings;
@@ -116,11 +135,12 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 		if (!PROTECTED_METHODS.contains(exchange.getRequest().getMethod().name())) {
 			return chain.filter(exchange);
 		}
-		return this.handlerMapping.getHandler(exchange)
-			// a request no handler method takes (405, 415, 404) is the dispatcher's to
-			// answer
+		return Flux.fromIterable(this.handlerMappings)
+			.concatMap((mapping) -> mapping.getHandler(exchange))
+			.next()
+			// a request no handler takes (405, 415, 404) is the dispatcher's to answer
 			.onErrorResume((ex) -> Mono.empty())
-			.mapNotNull((handler) -> (handler instanceof HandlerMethod method) ? this.policies.policy(method) : null)
+			.mapNotNull((handler) -> this.policies.policy(exchange.getRequest(), handler))
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
 			.flatMap((policy) -> policy.isPresent() ? protectKeyed(exchange, chain, policy.get())
@@ -129,7 +149,8 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	/**
 	 * Runs a request through the request flow under {@code policy}, whatever its handler:
-	 * how a gateway route's {@code Idempotency} filter protects the backend behind it.
+	 * how a gateway route's {@code Idempotency} filter, and {@code idempo.routes} at a
+	 * gateway, protect the backend behind it.
 	 * @param exchange the exchange
 	 * @param chain what handles the request (the rest of the route's filters)
 	 * @param policy the route's policy

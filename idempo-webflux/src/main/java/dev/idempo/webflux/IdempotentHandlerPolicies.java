@@ -2,6 +2,7 @@ package dev.idempo.webflux;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -11,19 +12,26 @@ import org.jspecify.annotations.Nullable;
 import dev.idempo.Idempotent;
 import dev.idempo.core.FingerprintOptions;
 import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.IdempotentRoute;
 import dev.idempo.core.ResponseStoragePolicy;
 
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.http.server.PathContainer;
+import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.util.StringUtils;
 import org.springframework.util.StringValueResolver;
 import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.reactive.function.server.HandlerFunction;
 
 /**
  * Reads and caches the {@link Idempotent} settings of WebFlux handler methods, as Spring
  * MVC's {@code IdempotentHandlers} does: method-level wins over class-level, TTL
  * placeholders are resolved once. Transactional handlers are refused: a transaction bound
- * to a thread cannot follow a reactive handler.
+ * to a thread cannot follow a reactive handler. Requests whose handler carries no
+ * {@link Idempotent} (functional endpoints, unannotated handler methods, and gateway
+ * routes through {@link IdempotencyRoutesGlobalFilter}) are protected by the first
+ * {@link IdempotentRoute} that matches them ({@code idempo.routes}), if any.
  *
  * @author idempo
  */
@@ -45,6 +53,11 @@ public class IdempotentHandlerPolicies {
 
 	private final FingerprintOptions fingerprint;
 
+	private List<IdempotentRoute> routes = List.of();
+
+	/** One policy per route, in the routes' order. */
+	private List<Policy> routePolicies = List.of();
+
 	/**
 	 * Creates a registry.
 	 * @param placeholderResolver resolves {@code ${...}} in TTLs
@@ -62,6 +75,66 @@ public class IdempotentHandlerPolicies {
 		this.defaultTransactional = defaultTransactional;
 		this.responses = responses;
 		this.fingerprint = fingerprint;
+	}
+
+	/**
+	 * Protects the requests that match these routes and whose handler carries no
+	 * {@link Idempotent}: the first route that matches a request applies.
+	 * @param routes the routes, in order
+	 * @throws IllegalArgumentException if a route's TTL is not a positive duration of at
+	 * most 36500 days
+	 */
+	public void setRoutes(List<IdempotentRoute> routes) {
+		List<IdempotentRoute> copy = List.copyOf(routes);
+		this.routePolicies = copy.stream().map(this::routePolicy).toList();
+		this.routes = copy;
+	}
+
+	/**
+	 * The routes, in order.
+	 * @return the routes
+	 */
+	public List<IdempotentRoute> routes() {
+		return this.routes;
+	}
+
+	/**
+	 * The policy of a request's handler: its {@link Idempotent} if it is an annotated
+	 * handler method, else the first route that matches the request, if the handler is a
+	 * handler method or a functional endpoint ({@link HandlerFunction}). Other handlers
+	 * (static resources, the gateway's) never take part here.
+	 * @param request the request
+	 * @param handler its handler
+	 * @return its policy, or {@code null} if it is not protected
+	 * @throws IllegalStateException as {@link #policy(HandlerMethod)}
+	 */
+	public @Nullable Policy policy(ServerHttpRequest request, Object handler) {
+		if (handler instanceof HandlerMethod handlerMethod) {
+			Policy policy = policy(handlerMethod);
+			return (policy != null) ? policy : routePolicy(request);
+		}
+		return (handler instanceof HandlerFunction<?>) ? routePolicy(request) : null;
+	}
+
+	/**
+	 * The policy of the first route that matches a request, whatever its handler: its
+	 * path within the application matches the route's pattern and its method is one of
+	 * the route's.
+	 * @param request the request
+	 * @return the route's policy, or {@code null} if no route matches
+	 */
+	public @Nullable Policy routePolicy(ServerHttpRequest request) {
+		if (this.routes.isEmpty()) {
+			return null;
+		}
+		PathContainer path = request.getPath().pathWithinApplication();
+		String method = request.getMethod().name();
+		for (int i = 0; i < this.routes.size(); i++) {
+			if (this.routes.get(i).matches(path, method)) {
+				return this.routePolicies.get(i);
+			}
+		}
+		return null;
 	}
 
 	/**
@@ -94,6 +167,20 @@ public class IdempotentHandlerPolicies {
 					"The TTL " + resolved + " is not a positive duration of at most 36500 days (100 years)");
 		}
 		return new Policy(resolved, true, required, this.responses, this.fingerprint);
+	}
+
+	private Policy routePolicy(IdempotentRoute route) {
+		IdempotentRoute.Settings settings = route.settings();
+		Duration ttl = (settings.ttl() != null) ? settings.ttl() : this.defaultTtl;
+		if (!IdempotencySettings.isValidTtl(ttl)) {
+			throw new IllegalArgumentException("The TTL " + ttl + " of the route " + route
+					+ " is not a positive duration of at most 36500 days (100 years)");
+		}
+		ResponseStoragePolicy responses = settings.responses();
+		FingerprintOptions fingerprint = settings.fingerprint();
+		return new Policy(ttl, settings.cacheResponse(), settings.required(),
+				(responses != null) ? responses : this.responses,
+				(fingerprint != null) ? fingerprint : this.fingerprint);
 	}
 
 	private @Nullable Policy resolve(HandlerMethod handlerMethod) {
@@ -141,7 +228,8 @@ public class IdempotentHandlerPolicies {
 	}
 
 	/**
-	 * The resolved settings of one {@link Idempotent} WebFlux handler method.
+	 * The resolved settings of one {@link Idempotent} WebFlux handler method, or of a
+	 * route protected by configuration.
 	 *
 	 * @param ttl how long its responses are kept
 	 * @param cacheResponse whether its responses are stored

@@ -22,6 +22,7 @@ import org.jspecify.annotations.Nullable;
 import dev.idempo.Idempotent;
 import dev.idempo.core.FingerprintOptions;
 import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.IdempotentRoute;
 import dev.idempo.core.ResponseStoragePolicy;
 
 import org.springframework.boot.convert.DurationStyle;

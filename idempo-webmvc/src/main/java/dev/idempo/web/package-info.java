@@ -2,7 +2,7 @@
  * The Spring MVC integration: filter, handler interceptor and response body advice. A
  * request is protected when its handler carries {@code @Idempotent}, or, if it carries
  * none (a functional endpoint, a gateway route, an unannotated handler method), when an
- * {@link dev.idempo.web.IdempotentRoute} of {@code idempo.routes} matches it
+ * {@link dev.idempo.core.IdempotentRoute} of {@code idempo.routes} matches it
  * ({@link dev.idempo.web.IdempotentHandlers} resolves either into one policy); the flow
  * below is the same for both.
  * <p>

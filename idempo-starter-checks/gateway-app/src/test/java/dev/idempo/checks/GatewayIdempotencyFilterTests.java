@@ -40,14 +40,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A Spring Cloud Gateway (server-webflux) with the idempo starter in front of a backend
  * that is no Spring application, a JDK {@code HttpServer} that counts how often each
- * order runs: the route with the {@code Idempotency} filter forwards each key once and
- * replays the backend's response to retries; the same route without it forwards every
- * retry, so these tests can fail.
+ * order runs: the route with the {@code Idempotency} filter, and the route without it
+ * that an {@code idempo.routes} entry matches, forward each key once and replay the
+ * backend's response to retries; a route matched by neither forwards every retry, so
+ * these tests can fail. An entry matches the filtered route too (not required, while its
+ * filter requires a key): the filter's settings apply, and the route is not protected
+ * twice (a second claim of the same key would answer the first request 409).
  *
  * @author idempo
  */
 @SpringBootTest(classes = GatewayIdempotencyFilterTests.Gateway.class, webEnvironment = WebEnvironment.RANDOM_PORT,
-		properties = "idempo.store.type=memory")
+		properties = { "idempo.store.type=memory", "idempo.routes[0].path=/routed/**",
+				"idempo.routes[1].path=/protected/**" })
 class GatewayIdempotencyFilterTests {
 
 	private static final Backend backend = Backend.start();
@@ -66,6 +70,9 @@ class GatewayIdempotencyFilterTests {
 		registry.add(routes + "[1].id", () -> "plain");
 		registry.add(routes + "[1].uri", backend::url);
 		registry.add(routes + "[1].predicates[0]", () -> "Path=/plain/**");
+		registry.add(routes + "[2].id", () -> "routed");
+		registry.add(routes + "[2].uri", backend::url);
+		registry.add(routes + "[2].predicates[0]", () -> "Path=/routed/**");
 	}
 
 	@AfterAll
@@ -75,11 +82,20 @@ class GatewayIdempotencyFilterTests {
 
 	@Test
 	void theFirstRequestReachesTheBackendAndItsRetryIsReplayedByTheGateway() {
+		assertReplayedByTheGateway("/protected/orders");
+	}
+
+	@Test
+	void aRouteWithoutTheFilterThatAnEntryMatchesIsReplayedByTheGateway() {
+		assertReplayedByTheGateway("/routed/orders");
+	}
+
+	private void assertReplayedByTheGateway(String path) {
 		Client http = new Client(this.port);
 		String order = UUID.randomUUID().toString();
 		String key = UUID.randomUUID().toString();
-		HttpResponse<byte[]> first = http.post("/protected/orders", body(order), "Idempotency-Key", key);
-		HttpResponse<byte[]> retry = http.post("/protected/orders", body(order), "Idempotency-Key", key);
+		HttpResponse<byte[]> first = http.post(path, body(order), "Idempotency-Key", key);
+		HttpResponse<byte[]> retry = http.post(path, body(order), "Idempotency-Key", key);
 		assertThat(first.statusCode()).isEqualTo(201);
 		assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(retry.statusCode()).isEqualTo(201);
@@ -101,9 +117,19 @@ class GatewayIdempotencyFilterTests {
 
 	@Test
 	void concurrentDuplicatesReachTheBackendOnce() throws Exception {
+		assertConcurrentDuplicatesReachTheBackendOnce("/protected/orders");
+	}
+
+	@Test
+	void concurrentDuplicatesOnARouteThatAnEntryMatchesReachTheBackendOnce() throws Exception {
+		assertConcurrentDuplicatesReachTheBackendOnce("/routed/orders");
+	}
+
+	private void assertConcurrentDuplicatesReachTheBackendOnce(String path) throws Exception {
 		String order = UUID.randomUUID().toString();
 		String key = UUID.randomUUID().toString();
 		int requests = 16;
+		List<byte[]> created = new ArrayList<>();
 		ExecutorService clients = Executors.newFixedThreadPool(requests);
 		try {
 			CountDownLatch start = new CountDownLatch(1);
@@ -111,7 +137,7 @@ class GatewayIdempotencyFilterTests {
 			for (int i = 0; i < requests; i++) {
 				answers.add(clients.submit(() -> {
 					start.await();
-					return new Client(this.port).post("/protected/orders", body(order), "Idempotency-Key", key);
+					return new Client(this.port).post(path, body(order), "Idempotency-Key", key);
 				}));
 			}
 			start.countDown();
@@ -121,14 +147,26 @@ class GatewayIdempotencyFilterTests {
 				if (response.statusCode() == 409) {
 					assertThat(response.headers().firstValue("Retry-After")).isPresent();
 				}
+				else {
+					created.add(response.body());
+				}
 			}
 		}
 		finally {
 			clients.shutdownNow();
 		}
 		assertThat(backend.runs(order)).isOne();
+		assertThat(created).isNotEmpty().allSatisfy((body) -> assertThat(body).isEqualTo(created.get(0)));
+		HttpResponse<byte[]> retry = new Client(this.port).post(path, body(order), "Idempotency-Key", key);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).isEqualTo(created.get(0));
+		assertThat(backend.runs(order)).isOne();
 	}
 
+	/**
+	 * The entry that matches {@code /protected/**} requires no key; the route's
+	 * {@code Idempotency} filter does, and its settings apply.
+	 */
 	@Test
 	void aRouteThatRequiresAKeyRefusesARequestWithoutOneBeforeTheBackend() {
 		String order = UUID.randomUUID().toString();
@@ -136,6 +174,15 @@ class GatewayIdempotencyFilterTests {
 		assertThat(response.statusCode()).isEqualTo(400);
 		assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 		assertThat(backend.runs(order)).isZero();
+	}
+
+	@Test
+	void aRouteThatAnEntryMatchesLetsARequestWithoutAKeyThrough() {
+		Client http = new Client(this.port);
+		String order = UUID.randomUUID().toString();
+		assertThat(http.post("/routed/orders", body(order)).statusCode()).isEqualTo(201);
+		assertThat(http.post("/routed/orders", body(order)).statusCode()).isEqualTo(201);
+		assertThat(backend.runs(order)).isEqualTo(2);
 	}
 
 	@Test

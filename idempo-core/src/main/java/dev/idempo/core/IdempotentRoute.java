@@ -1,4 +1,4 @@
-package dev.idempo.web;
+package dev.idempo.core;
 
 import java.time.Duration;
 import java.util.Collection;
@@ -8,9 +8,6 @@ import java.util.stream.Collectors;
 
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.core.FingerprintOptions;
-import dev.idempo.core.ResponseStoragePolicy;
-
 import org.springframework.http.server.PathContainer;
 import org.springframework.web.util.pattern.PathPattern;
 import org.springframework.web.util.pattern.PathPatternParser;
@@ -19,8 +16,10 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * A route protected by configuration ({@code idempo.routes}) rather than by
  * {@link dev.idempo.Idempotent}: the requests whose path matches a {@link PathPattern}
  * and whose method is one of the route's. Its settings are those of the annotation's
- * attributes; {@link IdempotentHandlers} resolves them into one
- * {@link IdempotentHandlers.Policy} per handler.
+ * attributes; each web flow (Spring MVC's {@code IdempotentHandlers}, WebFlux's
+ * {@code IdempotentHandlerPolicies}) resolves them into a policy of its own. Shared by
+ * both flows, so here; it needs spring-web (an optional dependency of this module), which
+ * every web flow has.
  *
  * @author idempo
  */
@@ -62,7 +61,7 @@ public final class IdempotentRoute {
 	}
 
 	/**
-	 * Parses a route's pattern as Spring MVC parses its mappings' patterns.
+	 * Parses a route's pattern as Spring MVC and WebFlux parse their mappings' patterns.
 	 * @param pattern the pattern
 	 * @return the parsed pattern
 	 * @throws IllegalArgumentException if it does not parse, with the parser's message
@@ -102,7 +101,7 @@ public final class IdempotentRoute {
 	 * @param method the request's method
 	 * @return whether it matches
 	 */
-	boolean matches(PathContainer path, String method) {
+	public boolean matches(PathContainer path, String method) {
 		return this.methods.contains(method) && this.pattern.matches(path);
 	}
 
