@@ -424,16 +424,9 @@ public final class IdempotencyAutoConfiguration {
 		 */
 		@Bean
 		SmartInitializingSingleton idempotentWebFluxHandlersValidator(IdempotentHandlerPolicies policies,
-				ObjectProvider<org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping> mappings,
-				IdempotencyProperties properties) {
-			return () -> {
-				if (!properties.getConflict().getWaitTimeout().isZero()) {
-					logger.warn("idempo.conflict.wait-timeout is not supported in a WebFlux application yet: a "
-							+ "duplicate of a request in progress gets 409 at once");
-				}
-				mappings.orderedStream()
-					.forEach((mapping) -> mapping.getHandlerMethods().values().forEach(policies::policy));
-			};
+				ObjectProvider<org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping> mappings) {
+			return () -> mappings.orderedStream()
+				.forEach((mapping) -> mapping.getHandlerMethods().values().forEach(policies::policy));
 		}
 
 	}

@@ -252,8 +252,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * unprotected if the store fails, or runs the handler under the claim.
 	 */
 	private Mono<Void> claim(ServerWebExchange exchange, WebFilterChain chain, Claiming claiming) {
-		return this.store.claim(claiming.storageKey(), this.settings.lockTtl())
-			.<Object>map((result) -> result)
+		return claimWaiting(claiming.storageKey()).<Object>map((result) -> result)
 			.onErrorResume((ex) -> Mono.just(new StoreFailure(ex)))
 			.switchIfEmpty(Mono.fromSupplier(() -> new StoreFailure(
 					new IllegalStateException("The store " + this.store.name() + " answered no claim"))))
@@ -272,6 +271,30 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 						"A request with the same idempotency key is still being processed; retry later.",
 						this.settings.conflictRetryAfter());
 			});
+	}
+
+	/**
+	 * Claims the key; while another request holds it, claims again for at most
+	 * {@code idempo.conflict.wait-timeout}, with pauses of 10 ms doubling up to 200 ms
+	 * (timers, no thread waits), as Spring MVC's flow does.
+	 */
+	private Mono<ClaimResult> claimWaiting(String storageKey) {
+		Duration wait = this.settings.conflictWaitTimeout();
+		if (wait.isZero()) {
+			return this.store.claim(storageKey, this.settings.lockTtl());
+		}
+		return Mono.defer(() -> claimWaiting(storageKey, System.nanoTime() + wait.toNanos(), 10));
+	}
+
+	private Mono<ClaimResult> claimWaiting(String storageKey, long deadline, long pauseMillis) {
+		return this.store.claim(storageKey, this.settings.lockTtl()).flatMap((claim) -> {
+			long remainingMillis = (deadline - System.nanoTime()) / 1_000_000;
+			if (!(claim instanceof ClaimResult.InProgress) || remainingMillis <= 0) {
+				return Mono.just(claim);
+			}
+			return Mono.delay(Duration.ofMillis(Math.min(pauseMillis, remainingMillis)))
+				.then(Mono.defer(() -> claimWaiting(storageKey, deadline, Math.min(pauseMillis * 2, 200))));
+		});
 	}
 
 	private Mono<Void> execute(ServerWebExchange exchange, WebFilterChain chain, ReactiveExecution execution) {

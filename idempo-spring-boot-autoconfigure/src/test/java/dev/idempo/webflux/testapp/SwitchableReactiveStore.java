@@ -1,6 +1,9 @@
 package dev.idempo.webflux.testapp;
 
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import reactor.core.publisher.Mono;
 
@@ -23,6 +26,8 @@ public class SwitchableReactiveStore implements ReactiveLockingStore {
 
 	private volatile boolean down;
 
+	private final Map<String, AtomicInteger> inProgressAnswers = new ConcurrentHashMap<>();
+
 	SwitchableReactiveStore(ReactiveLockingStore delegate) {
 		this.delegate = delegate;
 	}
@@ -35,9 +40,23 @@ public class SwitchableReactiveStore implements ReactiveLockingStore {
 		this.down = down;
 	}
 
+	/**
+	 * How many claims of a key the store answered with "in progress".
+	 * @param key the storage key
+	 * @return the count
+	 */
+	public int inProgressAnswers(String key) {
+		AtomicInteger answers = this.inProgressAnswers.get(key);
+		return (answers != null) ? answers.get() : 0;
+	}
+
 	@Override
 	public Mono<ClaimResult> claim(String key, Duration lockTtl) {
-		return whenUp(this.delegate.claim(key, lockTtl));
+		return whenUp(this.delegate.claim(key, lockTtl)).doOnNext((claim) -> {
+			if (claim instanceof ClaimResult.InProgress) {
+				this.inProgressAnswers.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
+			}
+		});
 	}
 
 	@Override
