@@ -12,19 +12,17 @@ import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JavaType;
 
 import dev.idempo.Idempotent;
+import dev.idempo.core.AnnotationTtls;
 import dev.idempo.core.Digests;
 import dev.idempo.core.IdempotencyListener.Source;
-import dev.idempo.core.IdempotencySettings;
 
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.beans.factory.BeanFactory;
-import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.EvaluationException;
-import org.springframework.util.StringUtils;
 import org.springframework.util.StringValueResolver;
 
 /**
@@ -184,26 +182,8 @@ public final class IdempotentMethodRunner {
 	}
 
 	private Duration ttl(IdempotentMethod method) {
-		String declared = method.annotation().ttl();
-		if (!StringUtils.hasText(declared)) {
-			return this.defaultTtl;
-		}
-		String value = null;
-		try {
-			value = this.placeholderResolver.resolveStringValue(declared);
-			Duration ttl = DurationStyle.detectAndParse((value != null) ? value.trim() : "");
-			if (!IdempotencySettings.isValidTtl(ttl)) {
-				throw new IllegalArgumentException("it must be positive and at most 36500d (100 years)");
-			}
-			return ttl;
-		}
-		catch (RuntimeException ex) {
-			throw new IdempotentMethodException(method.toString(),
-					"@Idempotent(ttl = \"" + declared + "\") on " + method + " is not a valid duration"
-							+ ((value != null && !value.equals(declared)) ? " (resolved to \"" + value + "\")" : "")
-							+ ": " + ex.getMessage(),
-					"Use a positive Spring duration of at most 36500d such as \"24h\", \"PT30M\" or \"90s\".");
-		}
+		return AnnotationTtls.resolve(method.annotation().ttl(), this.defaultTtl, this.placeholderResolver, method,
+				(problem, action, cause) -> new IdempotentMethodException(method.toString(), problem, action));
 	}
 
 	private @Nullable String key(IdempotentMethod method, @Nullable Object target, Object[] arguments) {

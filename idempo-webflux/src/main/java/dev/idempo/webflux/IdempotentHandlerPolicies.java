@@ -10,16 +10,15 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.Idempotent;
+import dev.idempo.core.AnnotationTtls;
 import dev.idempo.core.FingerprintOptions;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.IdempotentRoute;
 import dev.idempo.core.ResponseStoragePolicy;
 
-import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpRequest;
-import org.springframework.util.StringUtils;
 import org.springframework.util.StringValueResolver;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.reactive.function.server.HandlerFunction;
@@ -203,25 +202,8 @@ public class IdempotentHandlerPolicies {
 	}
 
 	private Duration ttl(Idempotent idempotent, HandlerMethod handlerMethod) {
-		if (!StringUtils.hasText(idempotent.ttl())) {
-			return this.defaultTtl;
-		}
-		String value = null;
-		try {
-			value = this.placeholderResolver.resolveStringValue(idempotent.ttl());
-			Duration ttl = DurationStyle.detectAndParse((value != null) ? value.trim() : "");
-			if (!IdempotencySettings.isValidTtl(ttl)) {
-				throw new IllegalArgumentException("it must be positive and at most 36500d (100 years)");
-			}
-			return ttl;
-		}
-		catch (RuntimeException ex) {
-			throw new IllegalStateException("@Idempotent(ttl = \"" + idempotent.ttl() + "\") on " + handlerMethod
-					+ " is not a valid duration"
-					+ ((value != null && !value.equals(idempotent.ttl())) ? " (resolved to \"" + value + "\")" : "")
-					+ ": " + ex.getMessage() + ". Use a positive Spring duration of at most 36500d such as "
-					+ "\"24h\", \"PT30M\" or \"90s\".", ex);
-		}
+		return AnnotationTtls.resolve(idempotent.ttl(), this.defaultTtl, this.placeholderResolver, handlerMethod,
+				(problem, action, cause) -> new IllegalStateException(problem + ". " + action, cause));
 	}
 
 	private record HandlerKey(Method method, Class<?> beanType) {
