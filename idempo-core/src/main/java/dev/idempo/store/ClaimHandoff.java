@@ -91,6 +91,12 @@ final class ClaimHandoff {
 		}
 	}
 
+	/**
+	 * A cancel that comes after the answer took the slot but before the sink emitted it
+	 * gives the lease back here, and the sink's discard may give it back again: harmless
+	 * (a release checks the lease's owner token), and both are needed, since the sink may
+	 * also drop the answer without discarding it.
+	 */
 	private void cancel() {
 		giveBackIfAcquired(this.slot.getAndSet(CANCELLED));
 	}

@@ -87,6 +87,30 @@ abstract class WebFluxRoutesHttpContractTests extends RequestFlowHttpContract {
 		assertRunsEveryTime("/x/things", "x-things");
 	}
 
+	/**
+	 * A route with a path variable: the filter's own handler lookup leaves nothing in the
+	 * exchange for the dispatcher's (a functional route combines its pattern with one
+	 * already matched, and a variable captured twice fails the request with 500).
+	 */
+	@Test
+	void aFunctionalEndpointWithAPathVariableIsProtected() {
+		String key = TestHttp.newKey();
+		int before = this.executions.count("deposits");
+		HttpResponse<byte[]> first = this.http.postWithKey("/r/accounts/42/deposits", key, "{}");
+		HttpResponse<byte[]> retry = this.http.postWithKey("/r/accounts/42/deposits", key, "{}");
+		assertThat(first.statusCode()).as(TestHttp.text(first)).isEqualTo(200);
+		assertThat(TestHttp.text(first)).contains("\"account\":\"42\"");
+		assertThat(retry.statusCode()).isEqualTo(200);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		assertThat(this.executions.count("deposits")).isEqualTo(before + 1);
+	}
+
+	@Test
+	void anUnprotectedFunctionalEndpointWithAPathVariableRunsEveryTime() {
+		assertRunsEveryTime("/x/accounts/7", "x-accounts");
+	}
+
 	@Test
 	void anEntryProtectsAHandlerMethodWithoutTheAnnotation() {
 		// /t/unprotected: a @PostMapping method without @Idempotent, named by entry 2

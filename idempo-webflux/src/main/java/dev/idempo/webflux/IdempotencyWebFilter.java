@@ -3,8 +3,10 @@ package dev.idempo.webflux;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -40,6 +42,7 @@ import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.ServerWebExchangeDecorator;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
@@ -135,8 +138,14 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 		if (!PROTECTED_METHODS.contains(exchange.getRequest().getMethod().name())) {
 			return chain.filter(exchange);
 		}
+		// the lookup runs again in the DispatcherHandler: mappings write what they
+		// matched
+		// into the exchange's attributes (a functional route combines its pattern with
+		// one
+		// already there), so this one sees a private copy of them
+		ServerWebExchange lookup = new PrivateAttributesExchange(exchange);
 		return Flux.fromIterable(this.handlerMappings)
-			.concatMap((mapping) -> mapping.getHandler(exchange))
+			.concatMap((mapping) -> mapping.getHandler(lookup))
 			.next()
 			// a request no handler takes (405, 415, 404) is the dispatcher's to answer
 			.onErrorResume((ex) -> Mono.empty())
@@ -292,8 +301,10 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 			if (!(claim instanceof ClaimResult.InProgress) || remainingMillis <= 0) {
 				return Mono.just(claim);
 			}
+			// flatMap, not then(defer): then() drops a claim answered as the request is
+			// cancelled without a discard hook seeing it, and its lease would be lost
 			return Mono.delay(Duration.ofMillis(Math.min(pauseMillis, remainingMillis)))
-				.then(Mono.defer(() -> claimWaiting(storageKey, deadline, Math.min(pauseMillis * 2, 200))));
+				.flatMap((tick) -> claimWaiting(storageKey, deadline, Math.min(pauseMillis * 2, 200)));
 		});
 	}
 
@@ -386,6 +397,26 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 		finally {
 			DataBufferUtils.release(buffer);
 		}
+	}
+
+	/**
+	 * An exchange whose attributes are a copy of another's, for a handler lookup that
+	 * must leave no trace on the exchange the dispatcher looks the handler up in again.
+	 */
+	private static final class PrivateAttributesExchange extends ServerWebExchangeDecorator {
+
+		private final Map<String, Object> attributes;
+
+		PrivateAttributesExchange(ServerWebExchange delegate) {
+			super(delegate);
+			this.attributes = new ConcurrentHashMap<>(delegate.getAttributes());
+		}
+
+		@Override
+		public Map<String, Object> getAttributes() {
+			return this.attributes;
+		}
+
 	}
 
 	/**

@@ -21,7 +21,8 @@ import org.springframework.web.reactive.function.server.ServerResponse;
  * unprotected unless {@code idempo.routes} names them: under {@code /r} the endpoints of
  * the request flow contract ({@code /orders} answering 201 with a {@code Location},
  * {@code /slow} held by {@link ReactiveExecutions}, {@code /object}) and
- * {@code /required}; under {@code /x} one that the routes tests leave unnamed.
+ * {@code /required}, and one with a path variable; under {@code /x} two that the routes
+ * tests leave unnamed.
  *
  * @author idempo
  */
@@ -47,6 +48,12 @@ public class RoutedReactiveEndpoints {
 			.POST("/r/required",
 					(request) -> count(executions, "r-required")
 						.flatMap((execution) -> ServerResponse.ok().bodyValue(Map.of("execution", execution))))
+			.POST("/r/accounts/{id}/deposits",
+					(request) -> count(executions, "deposits").flatMap((execution) -> ServerResponse.ok()
+						.bodyValue(Map.of("account", request.pathVariable("id"), "execution", execution))))
+			.POST("/x/accounts/{id}",
+					(request) -> count(executions, "x-accounts").flatMap((execution) -> ServerResponse.ok()
+						.bodyValue(Map.of("account", request.pathVariable("id"), "execution", execution))))
 			.POST("/x/things",
 					(request) -> count(executions, "x-things")
 						.flatMap((execution) -> ServerResponse.ok().bodyValue(Map.of("execution", execution))))
