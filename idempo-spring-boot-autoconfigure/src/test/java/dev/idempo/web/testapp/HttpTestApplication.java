@@ -3,10 +3,12 @@ package dev.idempo.web.testapp;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.security.config.Customizer;
+import org.springframework.security.config.ObjectPostProcessor;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.core.userdetails.User;
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.security.web.header.HeaderWriterFilter;
 
 /**
  * A Spring MVC application with a handler for every style idempo must capture.
@@ -21,6 +23,20 @@ public class HttpTestApplication {
 		return http.authorizeHttpRequests((requests) -> requests.anyRequest().permitAll())
 			.csrf((csrf) -> csrf.disable())
 			.httpBasic(Customizer.withDefaults())
+			// Spring Security writes its headers on the way out of the filter chain by
+			// default, on the request thread, while a StreamingResponseBody may already
+			// be
+			// committing the response on another (spring-security#15510: Tomcat's headers
+			// then fail with a NullPointerException and the connection closes unanswered)
+			.headers((headers) -> headers.withObjectPostProcessor(new ObjectPostProcessor<HeaderWriterFilter>() {
+
+				@Override
+				public <O extends HeaderWriterFilter> O postProcess(O filter) {
+					filter.setShouldWriteHeadersEagerly(true);
+					return filter;
+				}
+
+			}))
 			.build();
 	}
 
