@@ -17,11 +17,13 @@ import jakarta.servlet.http.HttpServletRequestWrapper;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Lets the request flow read the body to fingerprint it before the handler does. Nothing
- * is held in memory unless {@link #body(long)} is called (only for protected requests);
- * the handler then reads the same bytes from memory. If something read part or all of the
- * body first (a filter checking a signature, say), the bytes it read were kept and the
- * fingerprint still covers the whole body.
+ * Lets the request flow fingerprint the body. A body of declared length is
+ * {@linkplain #stream digested as the handler reads it} and nothing of it is held; a body
+ * whose fingerprint needs it whole (no {@code Content-Length}, or a canonical form) is
+ * read into memory by {@link #body(long)} before the handler runs (only for protected
+ * requests), and the handler then reads the same bytes from memory. If something read
+ * part or all of the body first (a filter checking a signature, say), the bytes it read
+ * were kept and the fingerprint still covers the whole body.
  *
  * @author idempo
  */
@@ -39,6 +41,9 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 	private @Nullable ServletInputStream stream;
 
 	private volatile boolean recording = true;
+
+	/** The body's digest while it streams to the handler, if it does. */
+	private volatile @Nullable StreamedBody streamed;
 
 	private final BufferBudget budget;
 
@@ -84,8 +89,9 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 	 * connection the client still reads (a container closes one whose body it would have
 	 * to swallow beyond a limit, and the client sees a reset instead of the answer).
 	 * @param maxSize the most bytes read
+	 * @return {@code false} if the client went away (nothing can be answered)
 	 */
-	public void discardRest(long maxSize) {
+	public boolean discardRest(long maxSize) {
 		byte[] scratch = new byte[16 * 1024];
 		long total = 0;
 		try {
@@ -94,9 +100,11 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 			while (total < maxSize && (read = in.read(scratch)) >= 0) {
 				total += read;
 			}
+			return true;
 		}
 		catch (IOException ex) {
 			// the client went away: nothing to answer
+			return false;
 		}
 	}
 
@@ -123,6 +131,54 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 	 */
 	public void stopRecording() {
 		this.recording = false;
+	}
+
+	/**
+	 * Whether the body can still stream to the handler: it was not read into memory.
+	 * @return whether {@link #stream} may be called
+	 */
+	boolean canStream() {
+		return this.body == null && this.streamed == null;
+	}
+
+	/**
+	 * Digests the body as the application reads it, instead of holding it: bytes that
+	 * filters read earlier first, then every byte read from here on.
+	 * @param streamed the digest
+	 */
+	void stream(StreamedBody streamed) {
+		ReadEarlier earlier = this.alreadyRead;
+		if (earlier != null && earlier.size() > 0) {
+			streamed.update(earlier.array(), 0, earlier.size());
+		}
+		this.alreadyRead = null;
+		this.streamed = streamed;
+	}
+
+	/**
+	 * Reads and digests what the application left of a {@linkplain #stream streamed}
+	 * body, never more than its declared length (and so never more than the limit that
+	 * length was checked against), and completes the digest.
+	 * @return the body's fingerprint, or {@code null} if the body could not be read whole
+	 * with its declared length
+	 */
+	@Nullable String finishStream() {
+		StreamedBody streamed = this.streamed;
+		if (streamed == null) {
+			throw new IllegalStateException("The body does not stream");
+		}
+		byte[] scratch = new byte[16 * 1024];
+		try {
+			ServletInputStream in = getInputStream();
+			while (!streamed.isOverDeclared() && in.read(scratch) >= 0) {
+				// digested as read
+			}
+		}
+		catch (IOException | IllegalStateException ex) {
+			// the client went away, or the application reads without blocking
+			return null;
+		}
+		return streamed.complete();
 	}
 
 	/**
@@ -283,8 +339,14 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 		@Override
 		public int read() throws IOException {
 			int b = this.delegate.read();
-			if (b != -1 && this.request.recording) {
-				this.copy.write(b);
+			if (b != -1) {
+				if (this.request.recording) {
+					this.copy.write(b);
+				}
+				StreamedBody streamed = this.request.streamed;
+				if (streamed != null) {
+					streamed.update(b);
+				}
 			}
 			return b;
 		}
@@ -292,8 +354,14 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 		@Override
 		public int read(byte[] b, int off, int len) throws IOException {
 			int count = this.delegate.read(b, off, len);
-			if (count > 0 && this.request.recording) {
-				this.copy.write(b, off, count);
+			if (count > 0) {
+				if (this.request.recording) {
+					this.copy.write(b, off, count);
+				}
+				StreamedBody streamed = this.request.streamed;
+				if (streamed != null) {
+					streamed.update(b, off, count);
+				}
 			}
 			return count;
 		}

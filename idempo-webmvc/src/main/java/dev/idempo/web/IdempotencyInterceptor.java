@@ -30,6 +30,7 @@ import dev.idempo.core.InvalidIdempotencyKeyException;
 import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.ObservedLockingStore;
 import dev.idempo.core.PlainClaimMode;
+import dev.idempo.core.RequestFingerprints;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.StoredRecord;
@@ -230,6 +231,9 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 							+ "present when it runs (a filter that adds it must run before it: idempo.filter-order)");
 		}
 		String storageKey = RequestFingerprint.storageKey(this.callerScopeResolver.resolve(request), key);
+		if (canStream(request, bodyRequest, policy)) {
+			return protectStreamed(request, response, bodyRequest, capture, storageKey, policy);
+		}
 		String fingerprint;
 		try {
 			byte[] body = RequestFingerprint.isForm(request.getContentType()) ? new byte[0]
@@ -244,11 +248,58 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 					this.settings.storeFailureRetryAfter());
 		}
 		catch (BufferedBodyRequest.RequestTooLargeException ex) {
-			return reject(request, response, RequestOutcome.REQUEST_TOO_LARGE, IdempotencyProblem.REQUEST_TOO_LARGE,
-					"The request body is larger than " + ex.getMaxSize()
-							+ " bytes, the most an idempotent request may send.",
-					null);
+			return tooLarge(request, response, ex.getMaxSize());
 		}
+		return claim(request, response, mode(policy),
+				new Claiming(capture, storageKey, PendingFingerprint.of(fingerprint), policy));
+	}
+
+	private boolean tooLarge(HttpServletRequest request, HttpServletResponse response, long maxSize)
+			throws IOException {
+		return reject(request, response, RequestOutcome.REQUEST_TOO_LARGE, IdempotencyProblem.REQUEST_TOO_LARGE,
+				"The request body is larger than " + maxSize + " bytes, the most an idempotent request may send.",
+				null);
+	}
+
+	/**
+	 * Whether the body can be fingerprinted as it streams to the handler instead of being
+	 * held whole before the claim: its length is declared, the default fingerprint covers
+	 * its bytes as sent (not a form's parameters, not the canonical JSON of ignored
+	 * fields, not a replaced strategy), and the handler is not transactional (whose
+	 * record is written in its transaction with a fingerprint known up front).
+	 */
+	private boolean canStream(HttpServletRequest request, BufferedBodyRequest bodyRequest,
+			IdempotentHandlers.Policy policy) {
+		long declared = request.getContentLengthLong();
+		String contentType = request.getContentType();
+		return declared >= 0 && declared <= Integer.MAX_VALUE && !policy.transactional()
+				&& this.fingerprints == RequestFingerprintStrategy.DEFAULT && !RequestFingerprint.isForm(contentType)
+				&& !policy.fingerprint().needsWholeBody(contentType) && bodyRequest.canStream();
+	}
+
+	/**
+	 * Claims the key before the body is read: a request meeting its key in progress gets
+	 * 409 without its body being read; a fresh one digests its body while the handler
+	 * reads it (and what it leaves, before the response is stored); one meeting a
+	 * completed record digests its body as it discards it, then replays or gets 422.
+	 */
+	private boolean protectStreamed(HttpServletRequest request, HttpServletResponse response,
+			BufferedBodyRequest bodyRequest, CapturingResponse capture, String storageKey,
+			IdempotentHandlers.Policy policy) throws IOException {
+		long declared = request.getContentLengthLong();
+		if (declared > this.settings.maxRequestSize()) {
+			// read up to the limit, as a body held whole would have been, so that the
+			// client reads the answer rather than a reset
+			boolean clientReads = bodyRequest.discardRest(this.settings.maxRequestSize());
+			return clientReads && tooLarge(request, response, this.settings.maxRequestSize());
+		}
+		bodyRequest.stream(new StreamedBody(RequestFingerprints.streamed(request.getMethod(), request.getRequestURI(),
+				request.getQueryString(), declared), declared));
+		FingerprintOptions options = policy.fingerprint();
+		PendingFingerprint fingerprint = () -> {
+			String body = bodyRequest.finishStream();
+			return (body != null) ? withHeaders(request, body, options) : null;
+		};
 		return claim(request, response, mode(policy), new Claiming(capture, storageKey, fingerprint, policy));
 	}
 
@@ -257,7 +308,11 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	 * headers; with no options, the strategy's fingerprint of the body as sent.
 	 */
 	private String fingerprint(HttpServletRequest request, byte[] body, FingerprintOptions options) throws IOException {
-		String fingerprint = this.fingerprints.fingerprint(request, options.body(request.getContentType(), body));
+		return withHeaders(request,
+				this.fingerprints.fingerprint(request, options.body(request.getContentType(), body)), options);
+	}
+
+	private static String withHeaders(HttpServletRequest request, String fingerprint, FingerprintOptions options) {
 		return options.withHeaders(fingerprint, (name) -> {
 			Enumeration<String> values = request.getHeaders(name);
 			return (values != null) ? Collections.list(values) : List.of();
@@ -317,7 +372,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	}
 
 	private void startPlain(HttpServletRequest request, CapturingResponse capture, ClaimMode.Hold hold,
-			String fingerprint, IdempotentHandlers.Policy policy) {
+			PendingFingerprint fingerprint, IdempotentHandlers.Policy policy) {
 		NotStoredReason preset = !policy.cacheResponse() ? NotStoredReason.DISABLED
 				: policy.streaming() ? NotStoredReason.STREAMING : NotStoredReason.NONE;
 		IdempotentExecution execution = IdempotentExecution.start(hold, this.listener, this.settings, this.leaseRenewer,
@@ -400,7 +455,8 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 
 	private boolean replay(HttpServletRequest request, HttpServletResponse response, HandlerMode<?> mode,
 			StoredRecord record, Claiming claiming) throws IOException {
-		if (!record.fingerprint().equals(claiming.fingerprint())) {
+		// a streamed body is digested here as it is discarded
+		if (!record.fingerprint().equals(claiming.fingerprint().get())) {
 			List<String> headers = claiming.policy().fingerprint().headers();
 			return reject(request, response, RequestOutcome.MISMATCH, IdempotencyProblem.KEY_REUSED,
 					"This idempotency key was already used with a different request (method, path, query or body"
@@ -479,10 +535,10 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	 *
 	 * @param capture the response's capture
 	 * @param storageKey the storage key
-	 * @param fingerprint the request's fingerprint
+	 * @param fingerprint the request's fingerprint, pending a streamed body
 	 * @param policy the handler's policy
 	 */
-	private record Claiming(CapturingResponse capture, String storageKey, String fingerprint,
+	private record Claiming(CapturingResponse capture, String storageKey, PendingFingerprint fingerprint,
 			IdempotentHandlers.Policy policy) {
 	}
 

@@ -108,7 +108,7 @@ final class IdempotentExecution {
 
 	private final LeaseRenewer leaseRenewer;
 
-	private final String fingerprint;
+	private final PendingFingerprint fingerprint;
 
 	private final Duration ttl;
 
@@ -129,7 +129,7 @@ final class IdempotentExecution {
 	private @Nullable HttpServletRequest request;
 
 	private IdempotentExecution(ClaimMode.Hold hold, IdempotencyListener listener, IdempotencySettings settings,
-			LeaseRenewer leaseRenewer, String fingerprint, Duration ttl, ResponseStoragePolicy responses,
+			LeaseRenewer leaseRenewer, PendingFingerprint fingerprint, Duration ttl, ResponseStoragePolicy responses,
 			NotStoredReason policyReason) {
 		this.hold = hold;
 		hold.workStarted();
@@ -153,17 +153,19 @@ final class IdempotentExecution {
 			LeaseRenewer leaseRenewer, Lease lease, String fingerprint, Duration ttl, ResponseStoragePolicy responses,
 			NotStoredReason policyReason) {
 		return start(new PlainClaimMode(store, settings, leaseRenewer).hold(lease), listener, settings, leaseRenewer,
-				fingerprint, ttl, responses, policyReason);
+				PendingFingerprint.of(fingerprint), ttl, responses, policyReason);
 	}
 
 	/**
 	 * Starts an execution under a claim just held.
+	 * @param fingerprint the request's fingerprint, asked for only when the response is
+	 * stored (a streamed body is read to its end then)
 	 * @param responses which statuses are stored
 	 * @param policyReason {@code DISABLED} or {@code STREAMING} if the handler's policy
 	 * rules out storing, else {@code NONE}
 	 */
 	static IdempotentExecution start(ClaimMode.Hold hold, IdempotencyListener listener, IdempotencySettings settings,
-			LeaseRenewer leaseRenewer, String fingerprint, Duration ttl, ResponseStoragePolicy responses,
+			LeaseRenewer leaseRenewer, PendingFingerprint fingerprint, Duration ttl, ResponseStoragePolicy responses,
 			NotStoredReason policyReason) {
 		return new IdempotentExecution(hold, listener, settings, leaseRenewer, fingerprint, ttl, responses,
 				policyReason);
@@ -424,13 +426,20 @@ final class IdempotentExecution {
 			releaseQuietly();
 			return;
 		}
+		// a streamed body is read to its end here, before the response goes out: the
+		// record's fingerprint covers the whole body, whatever the handler read of it
+		String fingerprint = this.fingerprint.get();
+		if (fingerprint == null) {
+			release(NotStoredReason.EXCEPTION);
+			return;
+		}
 		try {
 			byte[] envelope = envelope(response);
 			if (envelope == null) {
 				release(NotStoredReason.REFUSED);
 				return;
 			}
-			StoredRecord record = new StoredRecord(this.fingerprint, envelope);
+			StoredRecord record = new StoredRecord(fingerprint, envelope);
 			Duration ttl = this.ttlOverride;
 			if (this.hold.complete(record, (ttl != null) ? ttl : this.ttl)) {
 				this.listener.onResponse(ResponseOutcome.STORED, NotStoredReason.NONE);
