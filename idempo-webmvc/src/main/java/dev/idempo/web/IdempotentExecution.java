@@ -426,13 +426,7 @@ final class IdempotentExecution {
 			releaseQuietly();
 			return;
 		}
-		// a streamed body is read to its end here, before the response goes out: the
-		// record's fingerprint covers the whole body, whatever the handler read of it
-		String fingerprint = this.fingerprint.get();
-		if (fingerprint == null) {
-			release(NotStoredReason.EXCEPTION);
-			return;
-		}
+		String fingerprint = fingerprint();
 		try {
 			byte[] envelope = envelope(response);
 			if (envelope == null) {
@@ -455,6 +449,24 @@ final class IdempotentExecution {
 			this.listener.onResponse(ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
 			releaseQuietly();
 		}
+	}
+
+	/**
+	 * The fingerprint to store. A streamed body is read to its end here, before the
+	 * response goes out, so that the record's fingerprint covers the whole body whatever
+	 * the handler read of it. A body that ended short of its declared length (the client
+	 * went away) after the handler ran without reading all of it is stored under
+	 * {@link PendingFingerprint#INCOMPLETE_BODY}, which no request matches: its retries
+	 * get 422 instead of running the handler a second time.
+	 */
+	private String fingerprint() {
+		String fingerprint = this.fingerprint.get();
+		if (fingerprint == null) {
+			logger.warn("The request body ended before its declared length after the handler ran; the response is "
+					+ "stored so that the handler does not run again for the key, and retries get 422");
+			return PendingFingerprint.INCOMPLETE_BODY;
+		}
+		return fingerprint;
 	}
 
 	/**

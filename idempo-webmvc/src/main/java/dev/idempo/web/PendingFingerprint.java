@@ -14,6 +14,12 @@ import org.jspecify.annotations.Nullable;
 interface PendingFingerprint {
 
 	/**
+	 * The fingerprint stored for a handler that ran on a body which then ended short of
+	 * its declared length: not hexadecimal, so no request's fingerprint ever equals it.
+	 */
+	String INCOMPLETE_BODY = "incomplete-body";
+
+	/**
 	 * The fingerprint, reading what is left of a streamed body first; called on a thread
 	 * that may read the request (a dispatch of it).
 	 * @return the fingerprint, or {@code null} if the body could not be read whole

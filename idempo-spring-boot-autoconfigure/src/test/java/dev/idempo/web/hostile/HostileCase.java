@@ -184,4 +184,21 @@ record HostileCase(String name, String endpoint, byte[] request, Ending ending, 
 
 	}
 
+	/**
+	 * A body of declared length that never arrives in full, to a handler that reads none
+	 * of it: the key is claimed before the body is read (the body streams), so the
+	 * handler runs; reading the rest to fingerprint it fails, the server answers
+	 * {@code status} (the container's answer to the broken body), and the handler's
+	 * response is stored under a fingerprint that no request matches, so that
+	 * {@code complete}, the same request in full, gets 422 and never runs the handler a
+	 * second time.
+	 *
+	 * @param status the status
+	 * @param key the key the request carried
+	 * @param complete the complete request with the key
+	 */
+	record AbandonedAfterHandler(int status, String key, byte[] complete) implements Expected {
+
+	}
+
 }
