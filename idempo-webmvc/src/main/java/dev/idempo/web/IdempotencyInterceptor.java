@@ -457,11 +457,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			StoredRecord record, Claiming claiming) throws IOException {
 		// a streamed body is digested here as it is discarded
 		if (!record.fingerprint().equals(claiming.fingerprint().get())) {
-			List<String> headers = claiming.policy().fingerprint().headers();
-			return reject(request, response, RequestOutcome.MISMATCH, IdempotencyProblem.KEY_REUSED,
-					"This idempotency key was already used with a different request (method, path, query or body"
-							+ (headers.isEmpty() ? "" : ", or the value of " + String.join(", ", headers)) + ").",
-					null);
+			return keyReused(request, response, claiming.policy());
 		}
 		CapturedResponse stored;
 		try {
@@ -511,6 +507,15 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		if (stored.body().length > 0) {
 			response.getOutputStream().write(stored.body());
 		}
+	}
+
+	private boolean keyReused(HttpServletRequest request, HttpServletResponse response,
+			IdempotentHandlers.Policy policy) throws IOException {
+		List<String> headers = policy.fingerprint().headers();
+		return reject(request, response, RequestOutcome.MISMATCH, IdempotencyProblem.KEY_REUSED,
+				"This idempotency key was already used with a different request (method, path, query or body"
+						+ (headers.isEmpty() ? "" : ", or the value of " + String.join(", ", headers)) + ").",
+				null);
 	}
 
 	/**

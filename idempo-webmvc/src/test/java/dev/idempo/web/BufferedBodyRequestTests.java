@@ -10,6 +10,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import dev.idempo.core.RequestFingerprints;
+
 import org.springframework.mock.web.MockHttpServletRequest;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -89,6 +91,31 @@ class BufferedBodyRequestTests {
 		BufferedBodyRequest request = new BufferedBodyRequest(post(content, content.length));
 		request.getInputStream().readNBytes(first);
 		return request.body(maxSize);
+	}
+
+	@ParameterizedTest
+	@ValueSource(ints = { 0, 10, 4999, 5000 })
+	void aStreamedBodyIsFingerprintedWholeWhateverTheHandlerRead(int readByHandler) throws IOException {
+		byte[] content = bytes(5000);
+		BufferedBodyRequest request = new BufferedBodyRequest(post(content, content.length));
+		byte[] filterRead = request.getInputStream().readNBytes(3);
+		request.stopRecording();
+		request.stream(new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, content.length),
+				content.length));
+		byte[] handlerRead = request.getInputStream().readNBytes(Math.max(0, readByHandler - 3));
+		assertThat(filterRead.length + handlerRead.length).isEqualTo(Math.max(3, readByHandler));
+		assertThat(request.finishStream()).isEqualTo(RequestFingerprints.of("POST", "/orders", null, content));
+	}
+
+	@Test
+	void aStreamedBodyShorterOrLongerThanDeclaredHasNoFingerprint() throws IOException {
+		byte[] content = bytes(100);
+		for (long declared : new long[] { 99, 101 }) {
+			BufferedBodyRequest request = new BufferedBodyRequest(post(content, declared));
+			request.stopRecording();
+			request.stream(new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, declared), declared));
+			assertThat(request.finishStream()).as("declared %d", declared).isNull();
+		}
 	}
 
 	private static HttpServletRequestWrapper post(byte[] content, long declaredLength) {
