@@ -42,11 +42,14 @@ import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.util.WebUtils;
 
 /**
- * The heart of the request flow: for a protected request it parses the key, fingerprints
- * the request, claims the key and then lets the handler run, replays the stored response,
- * or answers with a problem. Runs after every other interceptor, so that requests they
- * reject never claim a key. Storing the response is left to {@link IdempotencyFilter},
- * which sees the bytes as written.
+ * The heart of the request flow: for a protected request it parses the key, claims the
+ * key and then lets the handler run, replays the stored response, or answers with a
+ * problem. A body of declared length is fingerprinted as it streams (to the handler, or
+ * discarded before a replay or 422), so that a request meeting its key in progress is
+ * answered 409 without its body being read; other bodies are read whole and fingerprinted
+ * before the claim. Runs after every other interceptor, so that requests they reject
+ * never claim a key. Storing the response is left to {@link IdempotencyFilter}, which
+ * sees the bytes as written.
  *
  * @author idempo
  */
