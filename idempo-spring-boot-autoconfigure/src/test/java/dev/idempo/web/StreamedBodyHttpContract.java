@@ -243,7 +243,7 @@ public abstract class StreamedBodyHttpContract {
 		}
 	}
 
-	private HttpResponse<byte[]> post(String path, String key, byte[] body, boolean chunked) {
+	HttpResponse<byte[]> post(String path, String key, byte[] body, boolean chunked) {
 		HttpRequest.BodyPublisher publisher = chunked
 				? HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(body))
 				: HttpRequest.BodyPublishers.ofByteArray(body);
@@ -265,7 +265,7 @@ public abstract class StreamedBodyHttpContract {
 		}
 	}
 
-	private static byte[] body(int size, int seed) {
+	static byte[] body(int size, int seed) {
 		byte[] body = new byte[size];
 		for (int i = 0; i < size; i++) {
 			body[i] = (byte) (i * 31 + seed);

@@ -284,6 +284,13 @@ final class IdempotentExecution {
 	 * @return whether this call ended the execution
 	 */
 	boolean finish(CapturingResponse response) {
+		Phase current = this.phase.get();
+		if (this.policyReason == NotStoredReason.NONE && (current == Phase.RUNNING || current == Phase.CALLABLE_RETURNED
+				|| current == Phase.AWAITING_ERROR_PAGE)) {
+			// a streamed body is read to its end now, while the lease is still renewed:
+			// a slow client must not let the claim lapse before the response is stored
+			this.fingerprint.get();
+		}
 		return end(response, Cause.RESPONSE);
 	}
 
