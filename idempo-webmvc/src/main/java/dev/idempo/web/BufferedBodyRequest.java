@@ -167,6 +167,10 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 		if (streamed == null) {
 			throw new IllegalStateException("The body does not stream");
 		}
+		if (streamed.isSettled()) {
+			// read once: a body that failed is not read (and waited for) again
+			return streamed.complete();
+		}
 		byte[] scratch = new byte[16 * 1024];
 		try {
 			ServletInputStream in = getInputStream();
@@ -175,8 +179,8 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 			}
 		}
 		catch (IOException | IllegalStateException ex) {
-			// the client went away, or the application reads without blocking
-			return null;
+			// the client went away or stalled, or the application reads without blocking
+			streamed.fail();
 		}
 		return streamed.complete();
 	}

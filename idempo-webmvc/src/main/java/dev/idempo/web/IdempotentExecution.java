@@ -284,13 +284,6 @@ final class IdempotentExecution {
 	 * @return whether this call ended the execution
 	 */
 	boolean finish(CapturingResponse response) {
-		Phase current = this.phase.get();
-		if (this.policyReason == NotStoredReason.NONE && (current == Phase.RUNNING || current == Phase.CALLABLE_RETURNED
-				|| current == Phase.AWAITING_ERROR_PAGE)) {
-			// a streamed body is read to its end now, while the lease is still renewed:
-			// a slow client must not let the claim lapse before the response is stored
-			this.fingerprint.get();
-		}
 		return end(response, Cause.RESPONSE);
 	}
 
@@ -390,11 +383,12 @@ final class IdempotentExecution {
 				release(NotStoredReason.ASYNC_TIMEOUT);
 			}
 			default -> {
-				stopRenewal();
 				if (cause == Cause.RESPONSE && response != null) {
+					// stops renewing the lease itself, once a streamed body was read
 					settle(response);
 				}
 				else {
+					stopRenewal();
 					release(switch (cause) {
 						case REJECTED_BEFORE_HANDLER -> NotStoredReason.REJECTED_BEFORE_HANDLER;
 						case REQUEST_OVER -> (left == Phase.AWAITING_ERROR_PAGE) ? NotStoredReason.ERROR_PAGE
@@ -421,19 +415,28 @@ final class IdempotentExecution {
 		}
 	}
 
+	/**
+	 * Stores the response or releases the key. The decision is taken on the handler's
+	 * response first; only then is the rest of a streamed body read for the fingerprint,
+	 * while the lease is still renewed, so that a slow client cannot let the claim lapse
+	 * (and a duplicate run the handler) before the response is stored, and a container's
+	 * answer to a body that fails (408, say) does not undo the handler's response.
+	 */
 	private void settle(CapturingResponse response) {
 		NotStoredReason reason = this.storingRefused ? NotStoredReason.REFUSED : notStoredReason(response);
 		if (reason != NotStoredReason.NONE) {
+			stopRenewal();
 			release(reason);
 			return;
 		}
+		String fingerprint = fingerprint();
+		stopRenewal();
 		if (isLeaseLost()) {
 			logger.warn("Idempotency lease was lost while the handler ran; its response is not stored");
 			this.listener.onResponse(ResponseOutcome.LOCK_LOST, NotStoredReason.NONE);
 			releaseQuietly();
 			return;
 		}
-		String fingerprint = fingerprint();
 		try {
 			byte[] envelope = envelope(response);
 			if (envelope == null) {

@@ -25,6 +25,9 @@ final class StreamedBody {
 
 	private @Nullable String fingerprint;
 
+	/** Whether reading the rest failed: the body is incomplete for good. */
+	private boolean failed;
+
 	/**
 	 * Creates a body digest.
 	 * @param digest the digest, with everything before the body already added
@@ -50,6 +53,19 @@ final class StreamedBody {
 	}
 
 	/**
+	 * Whether the digest is settled, complete or failed: nothing more is read for it.
+	 * @return whether it is settled
+	 */
+	synchronized boolean isSettled() {
+		return this.fingerprint != null || this.failed;
+	}
+
+	/** Reading the rest of the body failed (the client went away or stalled). */
+	synchronized void fail() {
+		this.failed = true;
+	}
+
+	/**
 	 * Whether more bytes arrived than were declared.
 	 * @return whether the body is longer than declared
 	 */
@@ -64,7 +80,7 @@ final class StreamedBody {
 	 */
 	synchronized @Nullable String complete() {
 		if (this.fingerprint == null) {
-			if (this.count != this.declaredLength) {
+			if (this.failed || this.count != this.declaredLength) {
 				return null;
 			}
 			this.fingerprint = Digests.hex(this.digest);
