@@ -16,6 +16,8 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -24,7 +26,13 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -34,11 +42,13 @@ import dev.idempo.web.testapp.HttpTestApplication;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.core.Ordered;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.filter.OncePerRequestFilter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -53,7 +63,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author idempo
  */
-@SpringBootTest(classes = { HttpTestApplication.class, StreamedBodyHttpContract.StreamedController.class },
+@SpringBootTest(
+		classes = { HttpTestApplication.class, StreamedBodyHttpContract.StreamedController.class,
+				StreamedBodyHttpContract.DoublingFilter.class },
 		webEnvironment = WebEnvironment.RANDOM_PORT, properties = "idempo.max-request-size=4MB")
 public abstract class StreamedBodyHttpContract {
 
@@ -177,21 +189,67 @@ public abstract class StreamedBodyHttpContract {
 
 	/**
 	 * A client that declares a body and stops after part of it, to a handler that reads
-	 * only ten bytes: the handler ran before the end of the body was known; the body ends
-	 * short when the rest is read for the fingerprint, so the response is stored under a
-	 * fingerprint no request matches, and the whole request with the key gets 422 instead
-	 * of running the handler a second time.
+	 * only ten bytes: the handler ran before the end of the body was known, and the body
+	 * ends short when the rest is read for the fingerprint (the client gets the
+	 * container's answer). The handler's response is stored under the ten bytes it read:
+	 * the whole request (same length, same first bytes) replays it, another body gets
+	 * 422, and the handler never runs a second time.
 	 */
 	@Test
-	void aBodyCutShortAfterTheHandlerRanNeverLetsItRunAgain() throws Exception {
+	void aBodyCutShortAfterTheHandlerRanReplaysToTheRetryThatStartsWithWhatTheHandlerRead() throws Exception {
 		String key = TestHttp.newKey();
-		sendPartially("/streamed/partial", key, 64 * 1024, 1024);
+		// the client sees the container's answer to the broken body (400)
+		assertThat(sendPartially("/streamed/partial", key, 64 * 1024, 1024)).startsWith("HTTP/1.1 4");
 		assertThat(StreamedController.executions(key)).isEqualTo(1);
-		HttpResponse<byte[]> whole = post("/streamed/partial", key, body(64 * 1024, 6), false);
-		assertThat(whole.statusCode()).as(TestHttp.text(whole)).isEqualTo(422);
-		assertThat(TestHttp.text(whole)).contains("https://idempo.dev/problems/key-reused");
-		HttpResponse<byte[]> cutAgain = post("/streamed/partial", key, new byte[0], false);
-		assertThat(cutAgain.statusCode()).isEqualTo(422);
+		HttpResponse<byte[]> whole = post("/streamed/partial", key, new byte[64 * 1024], false);
+		assertThat(whole.statusCode()).as(TestHttp.text(whole)).isEqualTo(200);
+		assertThat(whole.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(TestHttp.text(whole)).contains("\"execution\":1");
+		HttpResponse<byte[]> other = post("/streamed/partial", key, body(64 * 1024, 6), false);
+		assertThat(other.statusCode()).as(TestHttp.text(other)).isEqualTo(422);
+		assertThat(TestHttp.text(other)).contains("https://idempo.dev/problems/key-reused");
+		HttpResponse<byte[]> shorter = post("/streamed/partial", key, new byte[1024], false);
+		assertThat(shorter.statusCode()).isEqualTo(422);
+		assertThat(StreamedController.executions(key)).isEqualTo(1);
+	}
+
+	/**
+	 * A filter before idempo's rewrites the body (here: sends every byte twice) without
+	 * changing its declared length: the handler reads the rewritten body, the retry
+	 * replays, and another body gets 422.
+	 */
+	@Test
+	void aBodyThatAFilterRewritesWithoutChangingItsDeclaredLengthIsReplayed() {
+		String key = TestHttp.newKey();
+		byte[] body = body(100_000, 8);
+		HttpResponse<byte[]> first = post("/streamed/upload?rewrite=double", key, body, false);
+		assertThat(first.statusCode()).as(TestHttp.text(first)).isEqualTo(201);
+		assertThat(TestHttp.text(first)).contains("\"bytes\":200000");
+		HttpResponse<byte[]> retry = post("/streamed/upload?rewrite=double", key, body, false);
+		assertThat(retry.statusCode()).as(TestHttp.text(retry)).isEqualTo(201);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
+		HttpResponse<byte[]> other = post("/streamed/upload?rewrite=double", key, body(100_000, 9), false);
+		assertThat(other.statusCode()).isEqualTo(422);
+		assertThat(StreamedController.executions(key)).isEqualTo(1);
+	}
+
+	/**
+	 * A handler that reads its body without blocking (a {@code ReadListener}) reads all
+	 * of it: the response is stored under the whole body's fingerprint and the retry
+	 * replays it.
+	 */
+	@Test
+	void aBodyReadThroughAReadListenerIsFingerprintedWholeAndReplayed() {
+		String key = TestHttp.newKey();
+		byte[] body = body(300_000, 10);
+		HttpResponse<byte[]> first = post("/streamed/non-blocking", key, body, false);
+		assertThat(first.statusCode()).as(TestHttp.text(first)).isEqualTo(200);
+		assertThat(TestHttp.text(first)).contains("\"bytes\":300000");
+		HttpResponse<byte[]> retry = post("/streamed/non-blocking", key, body, false);
+		assertThat(retry.statusCode()).as(TestHttp.text(retry)).isEqualTo(200);
+		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+		assertThat(retry.body()).isEqualTo(first.body());
 		assertThat(StreamedController.executions(key)).isEqualTo(1);
 	}
 
@@ -316,6 +374,20 @@ public abstract class StreamedBodyHttpContract {
 					UUID.randomUUID().toString());
 		}
 
+		@PostMapping("/non-blocking")
+		@Idempotent
+		Callable<Map<String, Object>> nonBlocking(HttpServletRequest request,
+				@RequestHeader("Idempotency-Key") String key) {
+			return () -> {
+				// the request is asynchronous now: its body may be read without blocking
+				ServletInputStream in = request.getInputStream();
+				CompletableFuture<Long> read = new CompletableFuture<>();
+				in.setReadListener(new CountingReadListener(in, read));
+				long bytes = read.get(30, TimeUnit.SECONDS);
+				return Map.of("bytes", bytes, "execution", executed(key), "nonce", UUID.randomUUID().toString());
+			};
+		}
+
 		@PostMapping("/held")
 		@Idempotent
 		Map<String, Object> held(HttpServletRequest request, @RequestHeader("Idempotency-Key") String key)
@@ -325,6 +397,115 @@ public abstract class StreamedBodyHttpContract {
 			release.await(30, TimeUnit.SECONDS);
 			long bytes = request.getInputStream().transferTo(OutputStream.nullOutputStream());
 			return Map.of("bytes", bytes, "execution", execution);
+		}
+
+	}
+
+	/** Reads a body without blocking, counting its bytes. */
+	static final class CountingReadListener implements ReadListener {
+
+		private final ServletInputStream in;
+
+		private final CompletableFuture<Long> read;
+
+		private final byte[] buffer = new byte[8192];
+
+		private long count;
+
+		CountingReadListener(ServletInputStream in, CompletableFuture<Long> read) {
+			this.in = in;
+			this.read = read;
+		}
+
+		@Override
+		public void onDataAvailable() throws IOException {
+			while (this.in.isReady() && !this.in.isFinished()) {
+				int n = this.in.read(this.buffer);
+				if (n > 0) {
+					this.count += n;
+				}
+			}
+		}
+
+		@Override
+		public void onAllDataRead() {
+			this.read.complete(this.count);
+		}
+
+		@Override
+		public void onError(Throwable failure) {
+			this.read.completeExceptionally(failure);
+		}
+
+	}
+
+	/**
+	 * Before idempo's filter, on {@code ?rewrite=double}: the body the application reads
+	 * has every byte twice, its declared length unchanged (as a filter that decodes a
+	 * body may leave it).
+	 */
+	static final class DoublingFilter extends OncePerRequestFilter implements Ordered {
+
+		@Override
+		public int getOrder() {
+			return -100;
+		}
+
+		@Override
+		protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+				throws ServletException, IOException {
+			if (!"double".equals(request.getParameter("rewrite"))) {
+				chain.doFilter(request, response);
+				return;
+			}
+			byte[] sent = request.getInputStream().readAllBytes();
+			byte[] doubled = new byte[sent.length * 2];
+			for (int i = 0; i < sent.length; i++) {
+				doubled[2 * i] = sent[i];
+				doubled[2 * i + 1] = sent[i];
+			}
+			chain.doFilter(new HttpServletRequestWrapper(request) {
+				@Override
+				public ServletInputStream getInputStream() {
+					return new ByteArrayServletInputStream(doubled);
+				}
+			}, response);
+		}
+
+	}
+
+	/** A servlet input stream over bytes in memory. */
+	static final class ByteArrayServletInputStream extends ServletInputStream {
+
+		private final ByteArrayInputStream in;
+
+		ByteArrayServletInputStream(byte[] bytes) {
+			this.in = new ByteArrayInputStream(bytes);
+		}
+
+		@Override
+		public int read() {
+			return this.in.read();
+		}
+
+		@Override
+		public int read(byte[] b, int off, int len) {
+			return this.in.read(b, off, len);
+		}
+
+		@Override
+		public boolean isFinished() {
+			return this.in.available() == 0;
+		}
+
+		@Override
+		public boolean isReady() {
+			return true;
+		}
+
+		@Override
+		public void setReadListener(ReadListener listener) {
+			throw new UnsupportedOperationException();
 		}
 
 	}

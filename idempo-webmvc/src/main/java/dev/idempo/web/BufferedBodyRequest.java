@@ -157,32 +157,41 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 
 	/**
 	 * Reads and digests what the application left of a {@linkplain #stream streamed}
-	 * body, never more than its declared length (and so never more than the limit that
-	 * length was checked against), and completes the digest.
-	 * @return the body's fingerprint, or {@code null} if the body could not be read whole
-	 * with its declared length
+	 * body, to its end, once: the digest then says whether it ended cleanly. More than
+	 * {@code limit} bytes in all (possible only if a filter lengthened the body) fail it,
+	 * as does a read that fails (the client went away or stalled, or the application
+	 * reads without blocking and left bytes unread).
+	 * @param limit the most body bytes read
 	 */
-	@Nullable String finishStream() {
+	void finishStream(long limit) {
 		StreamedBody streamed = this.streamed;
 		if (streamed == null) {
 			throw new IllegalStateException("The body does not stream");
 		}
 		if (streamed.isSettled()) {
 			// read once: a body that failed is not read (and waited for) again
-			return streamed.complete();
+			return;
 		}
-		byte[] scratch = new byte[16 * 1024];
 		try {
 			ServletInputStream in = getInputStream();
-			while (!streamed.isOverDeclared() && in.read(scratch) >= 0) {
-				// digested as read
+			// a handler that read through a ReadListener read it all (the stream says
+			// so); reading it again now would be refused
+			if (streamed.count() != getContentLengthLong() || !in.isFinished()) {
+				byte[] scratch = new byte[16 * 1024];
+				while (in.read(scratch) >= 0) {
+					if (streamed.count() > limit) {
+						streamed.fail();
+						return;
+					}
+				}
 			}
+			streamed.ended();
 		}
-		catch (IOException | IllegalStateException ex) {
-			// the client went away or stalled, or the application reads without blocking
+		catch (IOException | RuntimeException ex) {
+			// the client went away or stalled, a wrapper's stream failed, or the
+			// application reads without blocking (reading now is refused)
 			streamed.fail();
 		}
-		return streamed.complete();
 	}
 
 	/**

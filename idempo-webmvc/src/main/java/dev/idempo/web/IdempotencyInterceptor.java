@@ -296,13 +296,12 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			boolean clientReads = bodyRequest.discardRest(this.settings.maxRequestSize());
 			return clientReads && tooLarge(request, response, this.settings.maxRequestSize());
 		}
-		bodyRequest.stream(new StreamedBody(RequestFingerprints.streamed(request.getMethod(), request.getRequestURI(),
-				request.getQueryString(), declared), declared));
+		StreamedBody body = new StreamedBody(RequestFingerprints.streamed(request.getMethod(), request.getRequestURI(),
+				request.getQueryString(), declared));
+		bodyRequest.stream(body);
 		FingerprintOptions options = policy.fingerprint();
-		PendingFingerprint fingerprint = () -> {
-			String body = bodyRequest.finishStream();
-			return (body != null) ? withHeaders(request, body, options) : null;
-		};
+		PendingFingerprint fingerprint = new StreamedFingerprint(bodyRequest, body, this.settings.maxRequestSize(),
+				(digest) -> withHeaders(request, digest, options));
 		return claim(request, response, mode(policy), new Claiming(capture, storageKey, fingerprint, policy));
 	}
 
@@ -459,7 +458,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	private boolean replay(HttpServletRequest request, HttpServletResponse response, HandlerMode<?> mode,
 			StoredRecord record, Claiming claiming) throws IOException {
 		// a streamed body is digested here as it is discarded
-		if (!record.fingerprint().equals(claiming.fingerprint().get())) {
+		if (!claiming.fingerprint().matches(record.fingerprint())) {
 			return keyReused(request, response, claiming.policy());
 		}
 		CapturedResponse stored;
@@ -468,8 +467,11 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		}
 		catch (IllegalArgumentException ex) {
 			// the claiming mode's failure handling: a transactional handler never runs
-			// unprotected, whose writes would commit without a record
-			return storeFailed(request, response, mode, ex);
+			// unprotected, whose writes would commit without a record, nor a handler
+			// whose
+			// body was read to compare it
+			return claiming.fingerprint().consumesBody() ? refuse(request, response, mode, ex)
+					: storeFailed(request, response, mode, ex);
 		}
 		if (this.observationRegistry.isNoop()) {
 			writeReplay(response, stored);
@@ -532,6 +534,11 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			onRequest(request, RequestOutcome.UNPROTECTED);
 			return true;
 		}
+		return refuse(request, response, mode, ex);
+	}
+
+	private boolean refuse(HttpServletRequest request, HttpServletResponse response, HandlerMode<?> mode, Exception ex)
+			throws IOException {
 		logger.warn(mode.refusal(), ex);
 		return reject(request, response, RequestOutcome.STORE_ERROR, IdempotencyProblem.STORE_UNAVAILABLE,
 				"The idempotency store is unavailable; the request was not processed. Retry later.",

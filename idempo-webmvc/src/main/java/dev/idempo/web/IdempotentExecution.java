@@ -429,21 +429,44 @@ final class IdempotentExecution {
 			release(reason);
 			return;
 		}
-		String fingerprint = fingerprint();
-		stopRenewal();
-		if (isLeaseLost()) {
-			logger.warn("Idempotency lease was lost while the handler ran; its response is not stored");
-			this.listener.onResponse(ResponseOutcome.LOCK_LOST, NotStoredReason.NONE);
+		StoredRecord record;
+		try {
+			record = record(response);
+		}
+		catch (RuntimeException ex) {
+			stopRenewal();
+			logger.warn("Could not store an idempotent response; a retry will run the handler again", ex);
+			this.listener.onResponse(ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
 			releaseQuietly();
 			return;
 		}
+		stopRenewal();
+		if (record == null) {
+			release(NotStoredReason.REFUSED);
+		}
+		else if (isLeaseLost()) {
+			logger.warn("Idempotency lease was lost while the handler ran; its response is not stored");
+			this.listener.onResponse(ResponseOutcome.LOCK_LOST, NotStoredReason.NONE);
+			releaseQuietly();
+		}
+		else {
+			complete(record);
+		}
+	}
+
+	/**
+	 * The record to store, or {@code null} if a response filter refused. The response is
+	 * taken as the handler left it, and only then is the rest of a streamed body read for
+	 * the fingerprint (a body that fails then makes the container set its own status,
+	 * which is not the handler's response).
+	 */
+	private @Nullable StoredRecord record(CapturingResponse response) {
+		byte[] envelope = envelope(response);
+		return (envelope != null) ? new StoredRecord(this.fingerprint.get(), envelope) : null;
+	}
+
+	private void complete(StoredRecord record) {
 		try {
-			byte[] envelope = envelope(response);
-			if (envelope == null) {
-				release(NotStoredReason.REFUSED);
-				return;
-			}
-			StoredRecord record = new StoredRecord(fingerprint, envelope);
 			Duration ttl = this.ttlOverride;
 			if (this.hold.complete(record, (ttl != null) ? ttl : this.ttl)) {
 				this.listener.onResponse(ResponseOutcome.STORED, NotStoredReason.NONE);
@@ -459,24 +482,6 @@ final class IdempotentExecution {
 			this.listener.onResponse(ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
 			releaseQuietly();
 		}
-	}
-
-	/**
-	 * The fingerprint to store. A streamed body is read to its end here, before the
-	 * response goes out, so that the record's fingerprint covers the whole body whatever
-	 * the handler read of it. A body that ended short of its declared length (the client
-	 * went away) after the handler ran without reading all of it is stored under
-	 * {@link PendingFingerprint#INCOMPLETE_BODY}, which no request matches: its retries
-	 * get 422 instead of running the handler a second time.
-	 */
-	private String fingerprint() {
-		String fingerprint = this.fingerprint.get();
-		if (fingerprint == null) {
-			logger.warn("The request body ended before its declared length after the handler ran; the response is "
-					+ "stored so that the handler does not run again for the key, and retries get 422");
-			return PendingFingerprint.INCOMPLETE_BODY;
-		}
-		return fingerprint;
 	}
 
 	/**

@@ -1,30 +1,42 @@
 package dev.idempo.web;
 
-import org.jspecify.annotations.Nullable;
-
 /**
  * A request's fingerprint, known before the handler runs (a body held whole, or no body
- * to wait for) or only once its streamed body was read to the end: the flow asks for it
- * when it must compare it with a stored record or store it with the response, and never
- * for a request that meets its key in progress.
+ * to wait for) or only once its streamed body was read to the end
+ * ({@link StreamedFingerprint}): the flow asks for it when it must compare it with a
+ * stored record or store it with the response, and never for a request that meets its key
+ * in progress.
  *
  * @author idempo
  */
-@FunctionalInterface
 interface PendingFingerprint {
 
 	/**
-	 * The fingerprint stored for a handler that ran on a body which then ended short of
-	 * its declared length: not hexadecimal, so no request's fingerprint ever equals it.
+	 * The fingerprint to store with the handler's response, reading what is left of a
+	 * streamed body first; called on a thread that may read the request (a dispatch of
+	 * it).
+	 * @return the fingerprint
 	 */
-	String INCOMPLETE_BODY = "incomplete-body";
+	String get();
 
 	/**
-	 * The fingerprint, reading what is left of a streamed body first; called on a thread
-	 * that may read the request (a dispatch of it).
-	 * @return the fingerprint, or {@code null} if the body could not be read whole
+	 * Whether a stored record's fingerprint is this request's, reading what is left of a
+	 * streamed body first.
+	 * @param stored the record's fingerprint
+	 * @return whether it matches
 	 */
-	@Nullable String get();
+	default boolean matches(String stored) {
+		return stored.equals(get());
+	}
+
+	/**
+	 * Whether asking for the fingerprint reads the body, which the handler then cannot
+	 * read.
+	 * @return whether the body is consumed
+	 */
+	default boolean consumesBody() {
+		return false;
+	}
 
 	/**
 	 * A fingerprint known now.

@@ -10,8 +10,15 @@ import dev.idempo.core.Digests;
  * A request body digested as it streams past, for a body whose length was declared
  * ({@code Content-Length}) before it arrived: the handler reads it as sent, nothing of it
  * is held, and what the handler left unread is digested as it is discarded
- * ({@link BufferedBodyRequest#finishStream}). The digest is the request's fingerprint
- * only if exactly the declared bytes arrived.
+ * ({@link BufferedBodyRequest#finishStream}).
+ * <p>
+ * Two digests come out of it. The <em>whole</em> one, once the body ended cleanly: every
+ * byte the application saw, after the fields that the declared length prefixes (a filter
+ * that rewrites the body without changing the declared length gets the same digest for
+ * the same request every time). The <em>prefix</em> one, of the bytes up to a
+ * {@linkplain #markPrefix mark}: what a handler read before its response, kept for a body
+ * that then ends short (the client went away while the rest was discarded), so that a
+ * retry whose first bytes are the same can be matched with it.
  *
  * @author idempo
  */
@@ -19,73 +26,132 @@ final class StreamedBody {
 
 	private final MessageDigest digest;
 
-	private final long declaredLength;
-
 	private long count;
 
-	private @Nullable String fingerprint;
+	/** The whole body's digest, once it ended cleanly. */
+	private @Nullable String whole;
 
-	/** Whether reading the rest failed: the body is incomplete for good. */
+	/** Reading the body failed, or went past the limit: it never ends cleanly. */
 	private boolean failed;
+
+	private long prefixLength = -1;
+
+	private @Nullable MessageDigest prefix;
+
+	private @Nullable String prefixHex;
 
 	/**
 	 * Creates a body digest.
 	 * @param digest the digest, with everything before the body already added
-	 * @param declaredLength the body's declared length
 	 */
-	StreamedBody(MessageDigest digest, long declaredLength) {
+	StreamedBody(MessageDigest digest) {
 		this.digest = digest;
-		this.declaredLength = declaredLength;
 	}
 
 	synchronized void update(byte[] bytes, int offset, int length) {
-		if (this.fingerprint == null) {
-			this.digest.update(bytes, offset, length);
-			this.count += length;
+		if (this.whole != null || length <= 0) {
+			return;
 		}
+		if (this.prefixLength >= 0 && this.prefix == null && this.count + length >= this.prefixLength) {
+			int head = (int) (this.prefixLength - this.count);
+			this.digest.update(bytes, offset, head);
+			this.prefix = copy(this.digest);
+			this.digest.update(bytes, offset + head, length - head);
+		}
+		else {
+			this.digest.update(bytes, offset, length);
+		}
+		this.count += length;
 	}
 
-	synchronized void update(int b) {
-		if (this.fingerprint == null) {
-			this.digest.update((byte) b);
-			this.count++;
-		}
+	void update(int b) {
+		update(new byte[] { (byte) b }, 0, 1);
 	}
 
 	/**
-	 * Whether the digest is settled, complete or failed: nothing more is read for it.
+	 * The number of body bytes digested so far.
+	 * @return the count
+	 */
+	synchronized long count() {
+		return this.count;
+	}
+
+	/**
+	 * Marks the end of the prefix digest: the first {@code length} bytes.
+	 * @param length the prefix's length
+	 * @return {@code false} if more bytes than that were digested already, or another
+	 * mark was set: the prefix cannot be had
+	 */
+	synchronized boolean markPrefix(long length) {
+		if (this.prefixLength >= 0) {
+			return this.prefixLength == length;
+		}
+		if (this.count > length) {
+			return false;
+		}
+		this.prefixLength = length;
+		if (this.count == length) {
+			this.prefix = copy(this.digest);
+		}
+		return true;
+	}
+
+	/**
+	 * Whether the digest is settled, ended or failed: nothing more is read for it.
 	 * @return whether it is settled
 	 */
 	synchronized boolean isSettled() {
-		return this.fingerprint != null || this.failed;
+		return this.whole != null || this.failed;
 	}
 
-	/** Reading the rest of the body failed (the client went away or stalled). */
-	synchronized void fail() {
-		this.failed = true;
-	}
-
-	/**
-	 * Whether more bytes arrived than were declared.
-	 * @return whether the body is longer than declared
-	 */
-	synchronized boolean isOverDeclared() {
-		return this.count > this.declaredLength;
-	}
-
-	/**
-	 * Completes the digest, once every byte was read.
-	 * @return the fingerprint, or {@code null} if the body did not have its declared
-	 * length (the client went away, or a wrapper changed the body)
-	 */
-	synchronized @Nullable String complete() {
-		if (this.fingerprint == null) {
-			if (this.failed || this.count != this.declaredLength) {
-				return null;
-			}
-			this.fingerprint = Digests.hex(this.digest);
+	/** The body ended cleanly: every byte was digested. */
+	synchronized void ended() {
+		if (!this.failed && this.whole == null) {
+			this.whole = Digests.hex(this.digest);
 		}
-		return this.fingerprint;
+	}
+
+	/** Reading the body failed (the client went away or stalled, or it is too long). */
+	synchronized void fail() {
+		if (this.whole == null) {
+			this.failed = true;
+		}
+	}
+
+	/**
+	 * The whole body's digest.
+	 * @return it, or {@code null} if the body did not end cleanly
+	 */
+	synchronized @Nullable String whole() {
+		return this.whole;
+	}
+
+	/**
+	 * The prefix's digest.
+	 * @return it, or {@code null} if no mark was set or fewer bytes arrived
+	 */
+	synchronized @Nullable String prefix() {
+		if (this.prefixHex == null && this.prefix != null) {
+			this.prefixHex = Digests.hex(this.prefix);
+		}
+		return this.prefixHex;
+	}
+
+	/**
+	 * The length the prefix was marked at.
+	 * @return it, or {@code -1}
+	 */
+	synchronized long prefixLength() {
+		return this.prefixLength;
+	}
+
+	private static MessageDigest copy(MessageDigest digest) {
+		try {
+			return (MessageDigest) digest.clone();
+		}
+		catch (CloneNotSupportedException ex) {
+			throw new IllegalStateException("The fingerprint digest cannot be copied", ex);
+		}
 	}
 
 }

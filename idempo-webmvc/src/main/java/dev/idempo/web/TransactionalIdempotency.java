@@ -117,11 +117,11 @@ public class TransactionalIdempotency {
 			PendingFingerprint fingerprint, IdempotentHandlers.Policy policy, IdempotencyListener listener) {
 		// transactional bodies are held whole: the fingerprint is known before the
 		// handler
-		String known = fingerprint.get();
-		if (known == null) {
+		if (fingerprint.consumesBody()) {
 			throw new IllegalStateException("A transactional request's fingerprint must be known before its handler");
 		}
-		TransactionalExecution execution = new TransactionalExecution(hold, known, policy.ttl(), policy.responses());
+		TransactionalExecution execution = new TransactionalExecution(hold, fingerprint.get(), policy.ttl(),
+				policy.responses());
 		request.setAttribute(TransactionalExecution.ATTRIBUTE, execution);
 		// held back whatever its size, redirects too: nothing may reach the client
 		// before the commit

@@ -474,9 +474,9 @@ final class HostileCases {
 		// (408); a body of declared length streams, so the handler (which reads none
 		// of it) runs before its end is known
 		cases.add(abandonedAfterHandler("Content-Length 100, 10 bytes sent, half-closed", Ending.HALF_CLOSE, 400,
-				"body-truncated-half-closed", (request) -> request.body("{\"a\":\"123\"").contentLength("100")));
+				"body-truncated-half-closed", (request) -> request.body("{\"a\":\"123\"").contentLength("100"), false));
 		cases.add(abandonedAfterHandler("Content-Length 100, 10 bytes sent, then silence", Ending.KEEP_OPEN, 408,
-				"body-truncated-stalled", (request) -> request.body("{\"a\":\"123\"").contentLength("100")));
+				"body-truncated-stalled", (request) -> request.body("{\"a\":\"123\"").contentLength("100"), false));
 		cases.add(abandoned("chunked body without its last chunk, half-closed", Ending.HALF_CLOSE, 400,
 				"body-chunked-half-closed", (request) -> request.chunked("2\r\n{}\r\n")));
 		cases.add(abandoned("chunked body without its last chunk, then silence", Ending.KEEP_OPEN, 408,
@@ -485,7 +485,7 @@ final class HostileCases {
 				(request) -> request.chunked("a\r\n{\"a\"")));
 		cases.add(abandonedAfterHandler("Expect: 100-continue, then no body", Ending.KEEP_OPEN, 408,
 				"body-expect-stalled",
-				(request) -> request.header("Expect", "100-continue").body("").contentLength("2")));
+				(request) -> request.header("Expect", "100-continue").body("").contentLength("2"), true));
 		String over = "{\"pad\":\"" + "x".repeat(1100);
 		cases.add(key("Content-Length 1 MB, 1 KB over the limit sent, then silence", Problem.tooLarge(),
 				RawRequest.post(REQUIRED).key("body-oversized-stalled").body(over).contentLength("1048576")));
@@ -598,9 +598,9 @@ final class HostileCases {
 	}
 
 	private static HostileCase abandonedAfterHandler(String name, Ending ending, int status, String key,
-			UnaryOperator<RawRequest> incomplete) {
+			UnaryOperator<RawRequest> incomplete, boolean replays) {
 		return new HostileCase(name, "required", incomplete.apply(RawRequest.post(REQUIRED).key(key)).build(), ending,
-				new AbandonedAfterHandler(status, key, RawRequest.post(REQUIRED).key(key).build()));
+				new AbandonedAfterHandler(status, key, RawRequest.post(REQUIRED).key(key).build(), replays));
 	}
 
 	private static HostileCase orders(String name, int status, String body, String contentType) {
