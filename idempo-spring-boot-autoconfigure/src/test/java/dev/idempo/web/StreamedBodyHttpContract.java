@@ -44,6 +44,7 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.core.Ordered;
 import org.springframework.http.ResponseEntity;
+import org.springframework.mock.web.DelegatingServletInputStream;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
@@ -467,45 +468,9 @@ public abstract class StreamedBodyHttpContract {
 			chain.doFilter(new HttpServletRequestWrapper(request) {
 				@Override
 				public ServletInputStream getInputStream() {
-					return new ByteArrayServletInputStream(doubled);
+					return new DelegatingServletInputStream(new ByteArrayInputStream(doubled));
 				}
 			}, response);
-		}
-
-	}
-
-	/** A servlet input stream over bytes in memory. */
-	static final class ByteArrayServletInputStream extends ServletInputStream {
-
-		private final ByteArrayInputStream in;
-
-		ByteArrayServletInputStream(byte[] bytes) {
-			this.in = new ByteArrayInputStream(bytes);
-		}
-
-		@Override
-		public int read() {
-			return this.in.read();
-		}
-
-		@Override
-		public int read(byte[] b, int off, int len) {
-			return this.in.read(b, off, len);
-		}
-
-		@Override
-		public boolean isFinished() {
-			return this.in.available() == 0;
-		}
-
-		@Override
-		public boolean isReady() {
-			return true;
-		}
-
-		@Override
-		public void setReadListener(ReadListener listener) {
-			throw new UnsupportedOperationException();
 		}
 
 	}
