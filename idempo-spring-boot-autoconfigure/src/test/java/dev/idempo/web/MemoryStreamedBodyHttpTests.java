@@ -8,12 +8,9 @@ import org.junit.jupiter.api.Test;
 
 import dev.idempo.core.RequestFingerprints;
 import dev.idempo.store.ClaimResult;
-import dev.idempo.store.LockingStore;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.web.StreamedBodyHttpContract.StreamedController;
 
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.test.context.TestPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,12 +22,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @TestPropertySource(properties = { "idempo.store.type=memory", "idempo.store-failure.mode=fail-open" })
 class MemoryStreamedBodyHttpTests extends StreamedBodyHttpContract {
-
-	@Autowired
-	LockingStore store;
-
-	@Autowired
-	CallerScopeResolver callerScopes;
 
 	/**
 	 * A retry meets a completed record whose response cannot be read: its body was read

@@ -12,6 +12,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
@@ -37,14 +38,20 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import dev.idempo.Idempotent;
+import dev.idempo.core.Digests;
+import dev.idempo.core.RequestFingerprints;
+import dev.idempo.store.LockingStore;
+import dev.idempo.store.StoredRecord;
 import dev.idempo.web.testapp.HttpTestApplication;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.core.Ordered;
 import org.springframework.http.ResponseEntity;
 import org.springframework.mock.web.DelegatingServletInputStream;
+import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
@@ -74,6 +81,12 @@ public abstract class StreamedBodyHttpContract {
 
 	@LocalServerPort
 	int port;
+
+	@Autowired
+	LockingStore store;
+
+	@Autowired
+	CallerScopeResolver callerScopes;
 
 	private final HttpClient client = HttpClient.newBuilder()
 		.version(HttpClient.Version.HTTP_1_1)
@@ -202,6 +215,7 @@ public abstract class StreamedBodyHttpContract {
 		// the client sees the container's answer to the broken body (400)
 		assertThat(sendPartially("/streamed/partial", key, 64 * 1024, 1024)).startsWith("HTTP/1.1 4");
 		assertThat(StreamedController.executions(key)).isEqualTo(1);
+		assertThat(storedFingerprint(key)).startsWith("partial-body:10:");
 		HttpResponse<byte[]> whole = post("/streamed/partial", key, new byte[64 * 1024], false);
 		assertThat(whole.statusCode()).as(TestHttp.text(whole)).isEqualTo(200);
 		assertThat(whole.headers().firstValue("Idempotent-Replayed")).hasValue("true");
@@ -211,6 +225,22 @@ public abstract class StreamedBodyHttpContract {
 		assertThat(TestHttp.text(other)).contains("https://idempo.dev/problems/key-reused");
 		HttpResponse<byte[]> shorter = post("/streamed/partial", key, new byte[1024], false);
 		assertThat(shorter.statusCode()).isEqualTo(422);
+		assertThat(StreamedController.executions(key)).isEqualTo(1);
+	}
+
+	/**
+	 * A client that stops sending while the handler reads its body: the handler's read
+	 * fails, nothing is stored and the key is released (as when a handler throws), so the
+	 * complete request runs the handler.
+	 */
+	@Test
+	void aBodyCutWhileTheHandlerReadsItReleasesTheKey() throws Exception {
+		String key = TestHttp.newKey();
+		assertThat(sendPartially("/streamed/upload", key, 64 * 1024, 1024)).startsWith("HTTP/1.1 ");
+		assertThat(this.store.inspect(storageKey(key)).record()).isNull();
+		HttpResponse<byte[]> whole = post("/streamed/upload", key, body(64 * 1024, 12), false);
+		assertThat(whole.statusCode()).as(TestHttp.text(whole)).isEqualTo(201);
+		assertThat(whole.headers().firstValue("Idempotent-Replayed")).isEmpty();
 		assertThat(StreamedController.executions(key)).isEqualTo(1);
 	}
 
@@ -226,6 +256,14 @@ public abstract class StreamedBodyHttpContract {
 		HttpResponse<byte[]> first = post("/streamed/upload?rewrite=double", key, body, false);
 		assertThat(first.statusCode()).as(TestHttp.text(first)).isEqualTo(201);
 		assertThat(TestHttp.text(first)).contains("\"bytes\":200000");
+		byte[] doubled = new byte[body.length * 2];
+		for (int i = 0; i < body.length; i++) {
+			doubled[2 * i] = body[i];
+			doubled[2 * i + 1] = body[i];
+		}
+		MessageDigest asRead = RequestFingerprints.streamed("POST", "/streamed/upload", "rewrite=double", body.length);
+		asRead.update(doubled);
+		assertThat(storedFingerprint(key)).isEqualTo(Digests.hex(asRead));
 		HttpResponse<byte[]> retry = post("/streamed/upload?rewrite=double", key, body, false);
 		assertThat(retry.statusCode()).as(TestHttp.text(retry)).isEqualTo(201);
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
@@ -247,6 +285,8 @@ public abstract class StreamedBodyHttpContract {
 		HttpResponse<byte[]> first = post("/streamed/non-blocking", key, body, false);
 		assertThat(first.statusCode()).as(TestHttp.text(first)).isEqualTo(200);
 		assertThat(TestHttp.text(first)).contains("\"bytes\":300000");
+		assertThat(storedFingerprint(key))
+			.isEqualTo(RequestFingerprints.of("POST", "/streamed/non-blocking", null, body));
 		HttpResponse<byte[]> retry = post("/streamed/non-blocking", key, body, false);
 		assertThat(retry.statusCode()).as(TestHttp.text(retry)).isEqualTo(200);
 		assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
@@ -268,6 +308,16 @@ public abstract class StreamedBodyHttpContract {
 		HttpResponse<byte[]> small = post("/streamed/upload", key, body(10, 7), false);
 		assertThat(small.statusCode()).isEqualTo(201);
 		assertThat(small.headers().firstValue("Idempotent-Replayed")).isEmpty();
+	}
+
+	String storageKey(String key) {
+		return RequestFingerprint.storageKey(this.callerScopes.resolve(new MockHttpServletRequest()), key);
+	}
+
+	String storedFingerprint(String key) {
+		StoredRecord record = this.store.inspect(storageKey(key)).record();
+		assertThat(record).as("the record of %s", key).isNotNull();
+		return record.fingerprint();
 	}
 
 	/**

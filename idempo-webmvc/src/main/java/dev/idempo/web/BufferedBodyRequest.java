@@ -3,6 +3,7 @@ package dev.idempo.web;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.Charset;
@@ -12,6 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletRequestWrapper;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import org.jspecify.annotations.Nullable;
@@ -115,9 +118,8 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 		}
 		if (!this.budget.tryReserve(bytes - reserved)) {
 			// give back what this body holds now, not when the request ends after the
-			// rest
-			// of the body was drained: bodies refused together would otherwise keep every
-			// other one out until none of them fits
+			// rest of the body was drained: bodies refused together would otherwise keep
+			// every other one out until none of them fits
 			releaseBudget();
 			throw new BudgetExceededException(this.budget.maxBytes());
 		}
@@ -176,7 +178,7 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 			ServletInputStream in = getInputStream();
 			// a handler that read through a ReadListener read it all (the stream says
 			// so); reading it again now would be refused
-			if (streamed.count() != getContentLengthLong() || !in.isFinished()) {
+			if (streamed.isShort() || !in.isFinished()) {
 				byte[] scratch = new byte[16 * 1024];
 				while (in.read(scratch) >= 0) {
 					if (streamed.count() > limit) {
@@ -185,7 +187,14 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 					}
 				}
 			}
-			streamed.ended();
+			if (streamed.isShort()) {
+				// a filter's stream, or the container's after the client cancelled
+				// (HTTP/2): not the body that was declared
+				streamed.fail();
+			}
+			else {
+				streamed.ended();
+			}
 		}
 		catch (IOException | RuntimeException ex) {
 			// the client went away or stalled, a wrapper's stream failed, or the
@@ -279,9 +288,48 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 		}
 		if (this.stream == null) {
 			this.alreadyRead = new ReadEarlier();
-			this.stream = new RecordingServletInputStream(super.getInputStream(), this.alreadyRead, this);
+			ServletInputStream delegate = super.getInputStream();
+			this.stream = new RecordingServletInputStream(delegate, this.alreadyRead, this, isContainers(delegate));
 		}
 		return this.stream;
+	}
+
+	/**
+	 * Whether a stream is the container's own, which no filter replaced: one that ends
+	 * before the declared length was cut short (a filter's may be shorter by design).
+	 */
+	private boolean isContainers(ServletInputStream stream) {
+		ServletRequest request = getRequest();
+		while (request instanceof ServletRequestWrapper wrapper) {
+			request = wrapper.getRequest();
+		}
+		try {
+			return request.getInputStream() == stream;
+		}
+		catch (IOException | RuntimeException ex) {
+			return false;
+		}
+	}
+
+	/**
+	 * The application's read failed, or a streamed body from the container ended before
+	 * its declared length (a client that cancelled an HTTP/2 stream reads as a clean
+	 * end): the latter becomes an {@link EOFException}, as on HTTP/1.1.
+	 */
+	private void onEndOfStream(boolean containers) throws EOFException {
+		StreamedBody streamed = this.streamed;
+		if (streamed != null && containers && streamed.isShort()) {
+			streamed.applicationReadFailed();
+			throw new EOFException("The request body ended after " + streamed.count() + " bytes, short of its "
+					+ "declared Content-Length " + getContentLengthLong());
+		}
+	}
+
+	private void onReadFailure() {
+		StreamedBody streamed = this.streamed;
+		if (streamed != null) {
+			streamed.applicationReadFailed();
+		}
 	}
 
 	@Override
@@ -342,16 +390,19 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 
 		private final BufferedBodyRequest request;
 
+		private final boolean containers;
+
 		RecordingServletInputStream(ServletInputStream delegate, ByteArrayOutputStream copy,
-				BufferedBodyRequest request) {
+				BufferedBodyRequest request, boolean containers) {
 			this.delegate = delegate;
 			this.copy = copy;
 			this.request = request;
+			this.containers = containers;
 		}
 
 		@Override
 		public int read() throws IOException {
-			int b = this.delegate.read();
+			int b = readDelegate(null, 0, 0);
 			if (b != -1) {
 				if (this.request.recording) {
 					this.copy.write(b);
@@ -366,7 +417,7 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 
 		@Override
 		public int read(byte[] b, int off, int len) throws IOException {
-			int count = this.delegate.read(b, off, len);
+			int count = readDelegate(b, off, len);
 			if (count > 0) {
 				if (this.request.recording) {
 					this.copy.write(b, off, count);
@@ -377,6 +428,24 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 				}
 			}
 			return count;
+		}
+
+		/**
+		 * One read of the delegate: a byte if {@code b} is {@code null}, else a count.
+		 */
+		private int readDelegate(byte @Nullable [] b, int off, int len) throws IOException {
+			int result;
+			try {
+				result = (b != null) ? this.delegate.read(b, off, len) : this.delegate.read();
+			}
+			catch (IOException | RuntimeException ex) {
+				this.request.onReadFailure();
+				throw ex;
+			}
+			if (result == -1) {
+				this.request.onEndOfStream(this.containers);
+			}
+			return result;
 		}
 
 		@Override

@@ -297,7 +297,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			return clientReads && tooLarge(request, response, this.settings.maxRequestSize());
 		}
 		StreamedBody body = new StreamedBody(RequestFingerprints.streamed(request.getMethod(), request.getRequestURI(),
-				request.getQueryString(), declared));
+				request.getQueryString(), declared), declared);
 		bodyRequest.stream(body);
 		FingerprintOptions options = policy.fingerprint();
 		PendingFingerprint fingerprint = new StreamedFingerprint(bodyRequest, body, this.settings.maxRequestSize(),

@@ -429,6 +429,12 @@ final class IdempotentExecution {
 			release(reason);
 			return;
 		}
+		if (this.fingerprint.bodyFailed()) {
+			// as if the handler threw: the read failure reached it
+			stopRenewal();
+			release(NotStoredReason.EXCEPTION);
+			return;
+		}
 		StoredRecord record;
 		try {
 			record = record(response);

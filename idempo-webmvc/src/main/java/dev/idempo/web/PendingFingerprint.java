@@ -39,6 +39,16 @@ interface PendingFingerprint {
 	}
 
 	/**
+	 * Whether reading the body failed while the application read it (the client went
+	 * away, or the body ended short of its declared length): the handler's answer is not
+	 * one to the request, and is not stored.
+	 * @return whether the body failed under the application
+	 */
+	default boolean bodyFailed() {
+		return false;
+	}
+
+	/**
 	 * A fingerprint known now.
 	 * @param fingerprint the fingerprint
 	 * @return it, pending nothing

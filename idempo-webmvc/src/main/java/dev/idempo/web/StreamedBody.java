@@ -26,7 +26,18 @@ final class StreamedBody {
 
 	private final MessageDigest digest;
 
+	private final long declaredLength;
+
 	private long count;
+
+	/**
+	 * The flow reads the rest of the body: failures from here on are not the
+	 * application's.
+	 */
+	private boolean draining;
+
+	/** A read the application made failed, or ended short of the declared length. */
+	private boolean applicationReadFailed;
 
 	/** The whole body's digest, once it ended cleanly. */
 	private @Nullable String whole;
@@ -43,9 +54,11 @@ final class StreamedBody {
 	/**
 	 * Creates a body digest.
 	 * @param digest the digest, with everything before the body already added
+	 * @param declaredLength the body's declared length
 	 */
-	StreamedBody(MessageDigest digest) {
+	StreamedBody(MessageDigest digest, long declaredLength) {
 		this.digest = digest;
+		this.declaredLength = declaredLength;
 	}
 
 	synchronized void update(byte[] bytes, int offset, int length) {
@@ -74,6 +87,42 @@ final class StreamedBody {
 	 */
 	synchronized long count() {
 		return this.count;
+	}
+
+	/**
+	 * Whether fewer bytes than declared were digested.
+	 * @return whether the body is short so far
+	 */
+	synchronized boolean isShort() {
+		return this.count < this.declaredLength;
+	}
+
+	/**
+	 * The flow starts reading what the application left: marks the prefix digest at the
+	 * bytes the application read, unless a mark was set.
+	 */
+	synchronized void startDraining() {
+		this.draining = true;
+		if (this.prefixLength < 0) {
+			this.prefixLength = this.count;
+			this.prefix = copy(this.digest);
+		}
+	}
+
+	/** A read that the application made failed (unless the flow was draining). */
+	synchronized void applicationReadFailed() {
+		if (!this.draining) {
+			this.applicationReadFailed = true;
+		}
+	}
+
+	/**
+	 * Whether a read that the application made failed: what it answered was not an answer
+	 * to the body.
+	 * @return whether it failed
+	 */
+	synchronized boolean hasApplicationReadFailed() {
+		return this.applicationReadFailed;
 	}
 
 	/**

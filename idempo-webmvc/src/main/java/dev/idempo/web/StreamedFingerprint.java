@@ -51,21 +51,21 @@ final class StreamedFingerprint implements PendingFingerprint {
 
 	@Override
 	public String get() {
-		long read = this.body.count();
-		this.body.markPrefix(read);
+		this.body.startDraining();
 		this.request.finishStream(this.limit);
 		String whole = this.body.whole();
 		if (whole != null) {
 			return this.withHeaders.apply(whole);
 		}
 		String prefix = this.body.prefix();
+		long read = this.body.prefixLength();
 		if (prefix == null) {
 			throw new IllegalStateException("No digest of the body's first " + read + " bytes");
 		}
 		logger.warn("The request body did not end cleanly after the handler ran, which had read " + read
 				+ " bytes of it; the response is stored under those bytes: a retry whose body starts with them "
 				+ "replays it, any other gets 422");
-		return PARTIAL + this.body.prefixLength() + ":" + this.withHeaders.apply(prefix);
+		return PARTIAL + read + ":" + this.withHeaders.apply(prefix);
 	}
 
 	@Override
@@ -84,6 +84,7 @@ final class StreamedFingerprint implements PendingFingerprint {
 			length = -1;
 		}
 		boolean marked = length >= 0 && this.body.markPrefix(length);
+		this.body.startDraining();
 		this.request.finishStream(this.limit);
 		String prefix = marked ? this.body.prefix() : null;
 		return prefix != null && stored.substring(colon + 1).equals(this.withHeaders.apply(prefix));
@@ -92,6 +93,11 @@ final class StreamedFingerprint implements PendingFingerprint {
 	@Override
 	public boolean consumesBody() {
 		return true;
+	}
+
+	@Override
+	public boolean bodyFailed() {
+		return this.body.hasApplicationReadFailed();
 	}
 
 }

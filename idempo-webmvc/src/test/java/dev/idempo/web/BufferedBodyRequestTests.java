@@ -1,7 +1,9 @@
 package dev.idempo.web;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.Random;
@@ -102,7 +104,8 @@ class BufferedBodyRequestTests {
 		BufferedBodyRequest request = new BufferedBodyRequest(post(content, content.length));
 		byte[] filterRead = request.getInputStream().readNBytes(3);
 		request.stopRecording();
-		StreamedBody streamed = new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, content.length));
+		StreamedBody streamed = new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, content.length),
+				content.length);
 		request.stream(streamed);
 		byte[] handlerRead = request.getInputStream().readNBytes(Math.max(0, readByHandler - 3));
 		assertThat(filterRead.length + handlerRead.length).isEqualTo(Math.max(3, readByHandler));
@@ -111,18 +114,31 @@ class BufferedBodyRequestTests {
 	}
 
 	@Test
-	void aStreamedBodyOfAnotherLengthThanDeclaredIsDigestedAsRead() throws IOException {
+	void aStreamedBodyLongerThanDeclaredIsAFiltersAndIsDigestedAsRead() throws IOException {
 		byte[] content = bytes(100);
-		for (long declared : new long[] { 99, 101 }) {
-			BufferedBodyRequest request = new BufferedBodyRequest(post(content, declared));
-			request.stopRecording();
-			MessageDigest expected = RequestFingerprints.streamed("POST", "/orders", null, declared);
-			expected.update(content);
-			StreamedBody streamed = new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, declared));
-			request.stream(streamed);
-			request.finishStream(10_000);
-			assertThat(streamed.whole()).as("declared %d", declared).isEqualTo(Digests.hex(expected));
-		}
+		BufferedBodyRequest request = new BufferedBodyRequest(post(content, 99));
+		request.stopRecording();
+		MessageDigest expected = RequestFingerprints.streamed("POST", "/orders", null, 99);
+		expected.update(content);
+		StreamedBody streamed = new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, 99), 99);
+		request.stream(streamed);
+		request.finishStream(10_000);
+		assertThat(streamed.whole()).isEqualTo(Digests.hex(expected));
+	}
+
+	@Test
+	void aStreamedBodyFromTheContainerShorterThanDeclaredFailsTheApplicationsReadAndHasNoWholeDigest()
+			throws IOException {
+		byte[] content = bytes(100);
+		BufferedBodyRequest request = new BufferedBodyRequest(post(content, 101));
+		request.stopRecording();
+		StreamedBody streamed = new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, 101), 101);
+		request.stream(streamed);
+		assertThatExceptionOfType(EOFException.class)
+			.isThrownBy(() -> request.getInputStream().transferTo(OutputStream.nullOutputStream()));
+		assertThat(streamed.hasApplicationReadFailed()).isTrue();
+		request.finishStream(10_000);
+		assertThat(streamed.whole()).isNull();
 	}
 
 	@Test
@@ -130,7 +146,7 @@ class BufferedBodyRequestTests {
 		byte[] content = bytes(5000);
 		BufferedBodyRequest request = new BufferedBodyRequest(post(content, 100));
 		request.stopRecording();
-		StreamedBody streamed = new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, 100));
+		StreamedBody streamed = new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, 100), 100);
 		request.stream(streamed);
 		request.getInputStream().readNBytes(40);
 		assertThat(streamed.markPrefix(30)).isFalse();
@@ -148,7 +164,8 @@ class BufferedBodyRequestTests {
 		byte[] content = bytes(40_000);
 		BufferedBodyRequest request = new BufferedBodyRequest(post(content, content.length));
 		request.stopRecording();
-		StreamedBody streamed = new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, content.length));
+		StreamedBody streamed = new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, content.length),
+				content.length);
 		request.stream(streamed);
 		assertThat(streamed.markPrefix(prefixLength)).isTrue();
 		request.getInputStream().read();
