@@ -58,10 +58,18 @@ public final class Digests {
 	 * @param value the value
 	 */
 	public static void field(MessageDigest digest, byte[] value) {
-		int length = value.length;
+		length(digest, value.length);
+		digest.update(value);
+	}
+
+	/**
+	 * Adds the length prefix of a field whose bytes follow, for a value that streams.
+	 * @param digest the digest
+	 * @param length the number of bytes that the caller adds next
+	 */
+	public static void length(MessageDigest digest, int length) {
 		digest.update(
 				new byte[] { (byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8), (byte) length });
-		digest.update(value);
 	}
 
 	/**

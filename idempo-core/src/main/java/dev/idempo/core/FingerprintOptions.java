@@ -97,6 +97,17 @@ public final class FingerprintOptions {
 	}
 
 	/**
+	 * Whether a body of this type is fingerprinted by its canonical form ({@link #body}),
+	 * which needs the whole body at once; any other body is fingerprinted as sent and can
+	 * be digested as it streams.
+	 * @param contentType the request's content type, or {@code null}
+	 * @return whether the whole body is needed
+	 */
+	public boolean needsWholeBody(@Nullable String contentType) {
+		return this.json != null && CanonicalJson.isJson(contentType);
+	}
+
+	/**
 	 * What of a body is fingerprinted: with ignored fields, a JSON body
 	 * ({@code application/json} or {@code application/*+json}) that parses becomes the
 	 * canonical form of what remains once they are left out (object members sorted by

@@ -38,13 +38,35 @@ public final class RequestFingerprints {
 	 * @return the fingerprint as lowercase hex
 	 */
 	public static String of(String method, String path, @Nullable String query, byte[] body) {
+		MessageDigest digest = streamed(method, path, query, body.length);
+		digest.update(body);
+		return Digests.hex(digest);
+	}
+
+	/**
+	 * Starts the same fingerprint as {@link #of} for a body whose length is known before
+	 * its bytes arrive (a declared {@code Content-Length}): feed the digest exactly
+	 * {@code bodyLength} body bytes as they stream, then complete it with
+	 * {@link Digests#hex}. The result equals {@link #of} over the same bytes, so records
+	 * stored either way answer each other, on either web stack.
+	 * @param method the HTTP method, such as {@code POST}
+	 * @param path the request path as sent (not decoded)
+	 * @param query the raw query string, or {@code null}
+	 * @param bodyLength the number of body bytes that will follow, at most
+	 * {@link Integer#MAX_VALUE}
+	 * @return the digest, waiting for the body bytes
+	 */
+	public static MessageDigest streamed(String method, String path, @Nullable String query, long bodyLength) {
+		if (bodyLength < 0 || bodyLength > Integer.MAX_VALUE) {
+			throw new IllegalArgumentException("'bodyLength' must be between 0 and " + Integer.MAX_VALUE);
+		}
 		MessageDigest digest = Digests.sha256();
 		Digests.field(digest, "fingerprint/" + VERSION);
 		Digests.field(digest, method);
 		Digests.field(digest, path);
 		Digests.field(digest, (query != null) ? "?" + query : "");
-		Digests.field(digest, body);
-		return Digests.hex(digest);
+		Digests.length(digest, (int) bodyLength);
+		return digest;
 	}
 
 	/**

@@ -82,18 +82,22 @@ public class IdempotencyProperties implements Validator {
 	private DataSize maxResponseSize = DataSize.ofMegabytes(1);
 
 	/**
-	 * Largest request body read into memory to fingerprint a protected request. Larger
-	 * bodies get 413. Form and multipart bodies are read by the container instead and are
-	 * not limited by this. Not negative.
+	 * Largest request body of a protected request with a key: a declared Content-Length
+	 * above it gets 413 before the key is claimed, as does a body held whole to
+	 * fingerprint it (chunked, ignored JSON fields, transactional, a custom fingerprint
+	 * strategy) that grows beyond it. Bodies of declared length otherwise stream to the
+	 * handler and are never held. Form and multipart bodies are read by the container
+	 * instead and are not limited by this. Not negative.
 	 */
 	private DataSize maxRequestSize = DataSize.ofMegabytes(10);
 
 	/**
 	 * Most bytes idempo holds in memory at once, across all requests of this instance:
-	 * request bodies held for fingerprints and responses held until they are stored. A
-	 * keyed request whose body would exceed it gets 503 before its body is held; a
-	 * response that would exceed it is sent as written and not stored. Positive; unset: a
-	 * quarter of the maximum heap.
+	 * request bodies held whole for fingerprints (those that cannot stream: chunked,
+	 * ignored JSON fields, transactional, a custom fingerprint strategy) and responses
+	 * held until they are stored. A keyed request whose held body would exceed it gets
+	 * 503 before its body is held; a response that would exceed it is sent as written and
+	 * not stored. Positive; unset: a quarter of the maximum heap.
 	 */
 	private @Nullable DataSize maxBufferedSize;
 

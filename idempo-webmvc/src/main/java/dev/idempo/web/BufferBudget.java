@@ -6,8 +6,9 @@ import org.springframework.util.Assert;
 
 /**
  * The bytes that idempo may hold in memory at once, across all requests of this instance:
- * request bodies held for fingerprints and responses held back until they are stored. A
- * keyed request reserves its body's bytes as they arrive; one that would exceed the
+ * request bodies held whole for fingerprints (those that cannot stream to the handler:
+ * see {@link BufferedBodyRequest}) and responses held back until they are stored. A keyed
+ * request whose body is held reserves its bytes as they arrive; one that would exceed the
  * budget is answered 503 before its body is held, instead of the instance running out of
  * heap under many large concurrent bodies. A response that would exceed it is sent as
  * written and not stored, like one over {@code idempo.max-response-size}.

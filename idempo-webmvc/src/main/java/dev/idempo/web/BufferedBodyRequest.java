@@ -3,6 +3,7 @@ package dev.idempo.web;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.Charset;
@@ -12,16 +13,20 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletRequestWrapper;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Lets the request flow read the body to fingerprint it before the handler does. Nothing
- * is held in memory unless {@link #body(long)} is called (only for protected requests);
- * the handler then reads the same bytes from memory. If something read part or all of the
- * body first (a filter checking a signature, say), the bytes it read were kept and the
- * fingerprint still covers the whole body.
+ * Lets the request flow fingerprint the body. A body of declared length is
+ * {@linkplain #stream digested as the handler reads it} and nothing of it is held; a body
+ * whose fingerprint needs it whole (no {@code Content-Length}, or a canonical form) is
+ * read into memory by {@link #body(long)} before the handler runs (only for protected
+ * requests), and the handler then reads the same bytes from memory. If something read
+ * part or all of the body first (a filter checking a signature, say), the bytes it read
+ * were kept and the fingerprint still covers the whole body.
  *
  * @author idempo
  */
@@ -39,6 +44,9 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 	private @Nullable ServletInputStream stream;
 
 	private volatile boolean recording = true;
+
+	/** The body's digest while it streams to the handler, if it does. */
+	private volatile @Nullable StreamedBody streamed;
 
 	private final BufferBudget budget;
 
@@ -84,8 +92,9 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 	 * connection the client still reads (a container closes one whose body it would have
 	 * to swallow beyond a limit, and the client sees a reset instead of the answer).
 	 * @param maxSize the most bytes read
+	 * @return {@code false} if the client went away (nothing can be answered)
 	 */
-	public void discardRest(long maxSize) {
+	public boolean discardRest(long maxSize) {
 		byte[] scratch = new byte[16 * 1024];
 		long total = 0;
 		try {
@@ -94,9 +103,11 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 			while (total < maxSize && (read = in.read(scratch)) >= 0) {
 				total += read;
 			}
+			return true;
 		}
 		catch (IOException ex) {
 			// the client went away: nothing to answer
+			return false;
 		}
 	}
 
@@ -107,9 +118,8 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 		}
 		if (!this.budget.tryReserve(bytes - reserved)) {
 			// give back what this body holds now, not when the request ends after the
-			// rest
-			// of the body was drained: bodies refused together would otherwise keep every
-			// other one out until none of them fits
+			// rest of the body was drained: bodies refused together would otherwise keep
+			// every other one out until none of them fits
 			releaseBudget();
 			throw new BudgetExceededException(this.budget.maxBytes());
 		}
@@ -123,6 +133,74 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 	 */
 	public void stopRecording() {
 		this.recording = false;
+	}
+
+	/**
+	 * Whether the body can still stream to the handler: it was not read into memory.
+	 * @return whether {@link #stream} may be called
+	 */
+	boolean canStream() {
+		return this.body == null && this.streamed == null;
+	}
+
+	/**
+	 * Digests the body as the application reads it, instead of holding it: bytes that
+	 * filters read earlier first, then every byte read from here on.
+	 * @param streamed the digest
+	 */
+	void stream(StreamedBody streamed) {
+		ReadEarlier earlier = this.alreadyRead;
+		if (earlier != null && earlier.size() > 0) {
+			streamed.update(earlier.array(), 0, earlier.size());
+		}
+		this.alreadyRead = null;
+		this.streamed = streamed;
+	}
+
+	/**
+	 * Reads and digests what the application left of a {@linkplain #stream streamed}
+	 * body, to its end, once: the digest then says whether it ended cleanly. More than
+	 * {@code limit} bytes in all (possible only if a filter lengthened the body) fail it,
+	 * as does a read that fails (the client went away or stalled, or the application
+	 * reads without blocking and left bytes unread).
+	 * @param limit the most body bytes read
+	 */
+	void finishStream(long limit) {
+		StreamedBody streamed = this.streamed;
+		if (streamed == null) {
+			throw new IllegalStateException("The body does not stream");
+		}
+		if (streamed.isSettled()) {
+			// read once: a body that failed is not read (and waited for) again
+			return;
+		}
+		try {
+			ServletInputStream in = getInputStream();
+			// a handler that read through a ReadListener read it all (the stream says
+			// so); reading it again now would be refused
+			if (streamed.isShort() || !in.isFinished()) {
+				byte[] scratch = new byte[16 * 1024];
+				while (in.read(scratch) >= 0) {
+					if (streamed.count() > limit) {
+						streamed.fail();
+						return;
+					}
+				}
+			}
+			if (streamed.isShort()) {
+				// a filter's stream, or the container's after the client cancelled
+				// (HTTP/2): not the body that was declared
+				streamed.fail();
+			}
+			else {
+				streamed.ended();
+			}
+		}
+		catch (IOException | RuntimeException ex) {
+			// the client went away or stalled, a wrapper's stream failed, or the
+			// application reads without blocking (reading now is refused)
+			streamed.fail();
+		}
 	}
 
 	/**
@@ -210,9 +288,48 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 		}
 		if (this.stream == null) {
 			this.alreadyRead = new ReadEarlier();
-			this.stream = new RecordingServletInputStream(super.getInputStream(), this.alreadyRead, this);
+			ServletInputStream delegate = super.getInputStream();
+			this.stream = new RecordingServletInputStream(delegate, this.alreadyRead, this, isContainers(delegate));
 		}
 		return this.stream;
+	}
+
+	/**
+	 * Whether a stream is the container's own, which no filter replaced: one that ends
+	 * before the declared length was cut short (a filter's may be shorter by design).
+	 */
+	private boolean isContainers(ServletInputStream stream) {
+		ServletRequest request = getRequest();
+		while (request instanceof ServletRequestWrapper wrapper) {
+			request = wrapper.getRequest();
+		}
+		try {
+			return request.getInputStream() == stream;
+		}
+		catch (IOException | RuntimeException ex) {
+			return false;
+		}
+	}
+
+	/**
+	 * The application's read failed, or a streamed body from the container ended before
+	 * its declared length (a client that cancelled an HTTP/2 stream reads as a clean
+	 * end): the latter becomes an {@link EOFException}, as on HTTP/1.1.
+	 */
+	private void onEndOfStream(boolean containers) throws EOFException {
+		StreamedBody streamed = this.streamed;
+		if (streamed != null && containers && streamed.isShort()) {
+			streamed.applicationReadFailed();
+			throw new EOFException("The request body ended after " + streamed.count() + " bytes, short of its "
+					+ "declared Content-Length " + getContentLengthLong());
+		}
+	}
+
+	private void onReadFailure() {
+		StreamedBody streamed = this.streamed;
+		if (streamed != null) {
+			streamed.applicationReadFailed();
+		}
 	}
 
 	@Override
@@ -273,29 +390,62 @@ public class BufferedBodyRequest extends HttpServletRequestWrapper {
 
 		private final BufferedBodyRequest request;
 
+		private final boolean containers;
+
 		RecordingServletInputStream(ServletInputStream delegate, ByteArrayOutputStream copy,
-				BufferedBodyRequest request) {
+				BufferedBodyRequest request, boolean containers) {
 			this.delegate = delegate;
 			this.copy = copy;
 			this.request = request;
+			this.containers = containers;
 		}
 
 		@Override
 		public int read() throws IOException {
-			int b = this.delegate.read();
-			if (b != -1 && this.request.recording) {
-				this.copy.write(b);
+			int b = readDelegate(null, 0, 0);
+			if (b != -1) {
+				if (this.request.recording) {
+					this.copy.write(b);
+				}
+				StreamedBody streamed = this.request.streamed;
+				if (streamed != null) {
+					streamed.update(b);
+				}
 			}
 			return b;
 		}
 
 		@Override
 		public int read(byte[] b, int off, int len) throws IOException {
-			int count = this.delegate.read(b, off, len);
-			if (count > 0 && this.request.recording) {
-				this.copy.write(b, off, count);
+			int count = readDelegate(b, off, len);
+			if (count > 0) {
+				if (this.request.recording) {
+					this.copy.write(b, off, count);
+				}
+				StreamedBody streamed = this.request.streamed;
+				if (streamed != null) {
+					streamed.update(b, off, count);
+				}
 			}
 			return count;
+		}
+
+		/**
+		 * One read of the delegate: a byte if {@code b} is {@code null}, else a count.
+		 */
+		private int readDelegate(byte @Nullable [] b, int off, int len) throws IOException {
+			int result;
+			try {
+				result = (b != null) ? this.delegate.read(b, off, len) : this.delegate.read();
+			}
+			catch (IOException | RuntimeException ex) {
+				this.request.onReadFailure();
+				throw ex;
+			}
+			if (result == -1) {
+				this.request.onEndOfStream(this.containers);
+			}
+			return result;
 		}
 
 		@Override

@@ -36,10 +36,11 @@ record HandlerMode<H extends ClaimMode.Hold>(ClaimMode<H> claims, Duration claim
 		 * @param request the request
 		 * @param capture the response's capture
 		 * @param hold the claim
-		 * @param fingerprint the request's fingerprint
+		 * @param fingerprint the request's fingerprint, which a streamed body completes
+		 * only once it was read
 		 * @param policy the handler's policy
 		 */
-		void start(HttpServletRequest request, CapturingResponse capture, H hold, String fingerprint,
+		void start(HttpServletRequest request, CapturingResponse capture, H hold, PendingFingerprint fingerprint,
 				IdempotentHandlers.Policy policy);
 
 	}

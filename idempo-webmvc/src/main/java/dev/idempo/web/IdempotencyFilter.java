@@ -21,12 +21,12 @@ import org.springframework.web.util.WebUtils;
 
 /**
  * What the servlet API forces on top of the interceptor: it wraps {@code POST},
- * {@code PUT}, {@code PATCH} and {@code DELETE} requests so that the interceptor can read
- * the body for the fingerprint before the handler does, and so that the response bytes
- * are held back and stored before they reach the client. When the request has finished
- * (including its last asynchronous dispatch) it stores the response or releases the key,
- * then lets the bytes go. Requests that claim no key pay for two thin wrappers and
- * nothing else.
+ * {@code PUT}, {@code PATCH} and {@code DELETE} requests so that the interceptor can
+ * fingerprint the body (digested as the handler reads it, or, where it must be, read
+ * whole before the handler), and so that the response bytes are held back and stored
+ * before they reach the client. When the request has finished (including its last
+ * asynchronous dispatch) it stores the response or releases the key, then lets the bytes
+ * go. Requests that claim no key pay for two thin wrappers and nothing else.
  *
  * @author idempo
  */

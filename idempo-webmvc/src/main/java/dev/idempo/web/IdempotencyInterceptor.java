@@ -30,6 +30,7 @@ import dev.idempo.core.InvalidIdempotencyKeyException;
 import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.ObservedLockingStore;
 import dev.idempo.core.PlainClaimMode;
+import dev.idempo.core.RequestFingerprints;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.StoredRecord;
@@ -41,11 +42,14 @@ import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.util.WebUtils;
 
 /**
- * The heart of the request flow: for a protected request it parses the key, fingerprints
- * the request, claims the key and then lets the handler run, replays the stored response,
- * or answers with a problem. Runs after every other interceptor, so that requests they
- * reject never claim a key. Storing the response is left to {@link IdempotencyFilter},
- * which sees the bytes as written.
+ * The heart of the request flow: for a protected request it parses the key, claims the
+ * key and then lets the handler run, replays the stored response, or answers with a
+ * problem. A body of declared length is fingerprinted as it streams (to the handler, or
+ * discarded before a replay or 422), so that a request meeting its key in progress is
+ * answered 409 without its body being read; other bodies are read whole and fingerprinted
+ * before the claim. Runs after every other interceptor, so that requests they reject
+ * never claim a key. Storing the response is left to {@link IdempotencyFilter}, which
+ * sees the bytes as written.
  *
  * @author idempo
  */
@@ -230,6 +234,9 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 							+ "present when it runs (a filter that adds it must run before it: idempo.filter-order)");
 		}
 		String storageKey = RequestFingerprint.storageKey(this.callerScopeResolver.resolve(request), key);
+		if (canStream(request, bodyRequest, policy)) {
+			return protectStreamed(request, response, bodyRequest, capture, storageKey, policy);
+		}
 		String fingerprint;
 		try {
 			byte[] body = RequestFingerprint.isForm(request.getContentType()) ? new byte[0]
@@ -244,11 +251,57 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 					this.settings.storeFailureRetryAfter());
 		}
 		catch (BufferedBodyRequest.RequestTooLargeException ex) {
-			return reject(request, response, RequestOutcome.REQUEST_TOO_LARGE, IdempotencyProblem.REQUEST_TOO_LARGE,
-					"The request body is larger than " + ex.getMaxSize()
-							+ " bytes, the most an idempotent request may send.",
-					null);
+			return tooLarge(request, response, ex.getMaxSize());
 		}
+		return claim(request, response, mode(policy),
+				new Claiming(capture, storageKey, PendingFingerprint.of(fingerprint), policy));
+	}
+
+	private boolean tooLarge(HttpServletRequest request, HttpServletResponse response, long maxSize)
+			throws IOException {
+		return reject(request, response, RequestOutcome.REQUEST_TOO_LARGE, IdempotencyProblem.REQUEST_TOO_LARGE,
+				"The request body is larger than " + maxSize + " bytes, the most an idempotent request may send.",
+				null);
+	}
+
+	/**
+	 * Whether the body can be fingerprinted as it streams to the handler instead of being
+	 * held whole before the claim: its length is declared, the default fingerprint covers
+	 * its bytes as sent (not a form's parameters, not the canonical JSON of ignored
+	 * fields, not a replaced strategy), and the handler is not transactional (whose
+	 * record is written in its transaction with a fingerprint known up front).
+	 */
+	private boolean canStream(HttpServletRequest request, BufferedBodyRequest bodyRequest,
+			IdempotentHandlers.Policy policy) {
+		long declared = request.getContentLengthLong();
+		String contentType = request.getContentType();
+		return declared >= 0 && declared <= Integer.MAX_VALUE && !policy.transactional()
+				&& this.fingerprints == RequestFingerprintStrategy.DEFAULT && !RequestFingerprint.isForm(contentType)
+				&& !policy.fingerprint().needsWholeBody(contentType) && bodyRequest.canStream();
+	}
+
+	/**
+	 * Claims the key before the body is read: a request meeting its key in progress gets
+	 * 409 without its body being read; a fresh one digests its body while the handler
+	 * reads it (and what it leaves, before the response is stored); one meeting a
+	 * completed record digests its body as it discards it, then replays or gets 422.
+	 */
+	private boolean protectStreamed(HttpServletRequest request, HttpServletResponse response,
+			BufferedBodyRequest bodyRequest, CapturingResponse capture, String storageKey,
+			IdempotentHandlers.Policy policy) throws IOException {
+		long declared = request.getContentLengthLong();
+		if (declared > this.settings.maxRequestSize()) {
+			// read up to the limit, as a body held whole would have been, so that the
+			// client reads the answer rather than a reset
+			boolean clientReads = bodyRequest.discardRest(this.settings.maxRequestSize());
+			return clientReads && tooLarge(request, response, this.settings.maxRequestSize());
+		}
+		StreamedBody body = new StreamedBody(RequestFingerprints.streamed(request.getMethod(), request.getRequestURI(),
+				request.getQueryString(), declared), declared);
+		bodyRequest.stream(body);
+		FingerprintOptions options = policy.fingerprint();
+		PendingFingerprint fingerprint = new StreamedFingerprint(bodyRequest, body, this.settings.maxRequestSize(),
+				(digest) -> withHeaders(request, digest, options));
 		return claim(request, response, mode(policy), new Claiming(capture, storageKey, fingerprint, policy));
 	}
 
@@ -257,7 +310,11 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	 * headers; with no options, the strategy's fingerprint of the body as sent.
 	 */
 	private String fingerprint(HttpServletRequest request, byte[] body, FingerprintOptions options) throws IOException {
-		String fingerprint = this.fingerprints.fingerprint(request, options.body(request.getContentType(), body));
+		return withHeaders(request,
+				this.fingerprints.fingerprint(request, options.body(request.getContentType(), body)), options);
+	}
+
+	private static String withHeaders(HttpServletRequest request, String fingerprint, FingerprintOptions options) {
 		return options.withHeaders(fingerprint, (name) -> {
 			Enumeration<String> values = request.getHeaders(name);
 			return (values != null) ? Collections.list(values) : List.of();
@@ -317,7 +374,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	}
 
 	private void startPlain(HttpServletRequest request, CapturingResponse capture, ClaimMode.Hold hold,
-			String fingerprint, IdempotentHandlers.Policy policy) {
+			PendingFingerprint fingerprint, IdempotentHandlers.Policy policy) {
 		NotStoredReason preset = !policy.cacheResponse() ? NotStoredReason.DISABLED
 				: policy.streaming() ? NotStoredReason.STREAMING : NotStoredReason.NONE;
 		IdempotentExecution execution = IdempotentExecution.start(hold, this.listener, this.settings, this.leaseRenewer,
@@ -400,12 +457,9 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 
 	private boolean replay(HttpServletRequest request, HttpServletResponse response, HandlerMode<?> mode,
 			StoredRecord record, Claiming claiming) throws IOException {
-		if (!record.fingerprint().equals(claiming.fingerprint())) {
-			List<String> headers = claiming.policy().fingerprint().headers();
-			return reject(request, response, RequestOutcome.MISMATCH, IdempotencyProblem.KEY_REUSED,
-					"This idempotency key was already used with a different request (method, path, query or body"
-							+ (headers.isEmpty() ? "" : ", or the value of " + String.join(", ", headers)) + ").",
-					null);
+		// a streamed body is digested here as it is discarded
+		if (!claiming.fingerprint().matches(record.fingerprint())) {
+			return keyReused(request, response, claiming.policy());
 		}
 		CapturedResponse stored;
 		try {
@@ -413,8 +467,11 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		}
 		catch (IllegalArgumentException ex) {
 			// the claiming mode's failure handling: a transactional handler never runs
-			// unprotected, whose writes would commit without a record
-			return storeFailed(request, response, mode, ex);
+			// unprotected, whose writes would commit without a record, nor a handler
+			// whose
+			// body was read to compare it
+			return claiming.fingerprint().consumesBody() ? refuse(request, response, mode, ex)
+					: storeFailed(request, response, mode, ex);
 		}
 		if (this.observationRegistry.isNoop()) {
 			writeReplay(response, stored);
@@ -457,6 +514,15 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		}
 	}
 
+	private boolean keyReused(HttpServletRequest request, HttpServletResponse response,
+			IdempotentHandlers.Policy policy) throws IOException {
+		List<String> headers = policy.fingerprint().headers();
+		return reject(request, response, RequestOutcome.MISMATCH, IdempotencyProblem.KEY_REUSED,
+				"This idempotency key was already used with a different request (method, path, query or body"
+						+ (headers.isEmpty() ? "" : ", or the value of " + String.join(", ", headers)) + ").",
+				null);
+	}
+
 	/**
 	 * The store failed: the handler runs unprotected where the mode fails open, else the
 	 * request is refused.
@@ -468,6 +534,11 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			onRequest(request, RequestOutcome.UNPROTECTED);
 			return true;
 		}
+		return refuse(request, response, mode, ex);
+	}
+
+	private boolean refuse(HttpServletRequest request, HttpServletResponse response, HandlerMode<?> mode, Exception ex)
+			throws IOException {
 		logger.warn(mode.refusal(), ex);
 		return reject(request, response, RequestOutcome.STORE_ERROR, IdempotencyProblem.STORE_UNAVAILABLE,
 				"The idempotency store is unavailable; the request was not processed. Retry later.",
@@ -479,10 +550,10 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	 *
 	 * @param capture the response's capture
 	 * @param storageKey the storage key
-	 * @param fingerprint the request's fingerprint
+	 * @param fingerprint the request's fingerprint, pending a streamed body
 	 * @param policy the handler's policy
 	 */
-	private record Claiming(CapturingResponse capture, String storageKey, String fingerprint,
+	private record Claiming(CapturingResponse capture, String storageKey, PendingFingerprint fingerprint,
 			IdempotentHandlers.Policy policy) {
 	}
 

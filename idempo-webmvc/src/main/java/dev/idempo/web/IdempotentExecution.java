@@ -108,7 +108,7 @@ final class IdempotentExecution {
 
 	private final LeaseRenewer leaseRenewer;
 
-	private final String fingerprint;
+	private final PendingFingerprint fingerprint;
 
 	private final Duration ttl;
 
@@ -129,7 +129,7 @@ final class IdempotentExecution {
 	private @Nullable HttpServletRequest request;
 
 	private IdempotentExecution(ClaimMode.Hold hold, IdempotencyListener listener, IdempotencySettings settings,
-			LeaseRenewer leaseRenewer, String fingerprint, Duration ttl, ResponseStoragePolicy responses,
+			LeaseRenewer leaseRenewer, PendingFingerprint fingerprint, Duration ttl, ResponseStoragePolicy responses,
 			NotStoredReason policyReason) {
 		this.hold = hold;
 		hold.workStarted();
@@ -153,17 +153,19 @@ final class IdempotentExecution {
 			LeaseRenewer leaseRenewer, Lease lease, String fingerprint, Duration ttl, ResponseStoragePolicy responses,
 			NotStoredReason policyReason) {
 		return start(new PlainClaimMode(store, settings, leaseRenewer).hold(lease), listener, settings, leaseRenewer,
-				fingerprint, ttl, responses, policyReason);
+				PendingFingerprint.of(fingerprint), ttl, responses, policyReason);
 	}
 
 	/**
 	 * Starts an execution under a claim just held.
+	 * @param fingerprint the request's fingerprint, asked for only when the response is
+	 * stored (a streamed body is read to its end then)
 	 * @param responses which statuses are stored
 	 * @param policyReason {@code DISABLED} or {@code STREAMING} if the handler's policy
 	 * rules out storing, else {@code NONE}
 	 */
 	static IdempotentExecution start(ClaimMode.Hold hold, IdempotencyListener listener, IdempotencySettings settings,
-			LeaseRenewer leaseRenewer, String fingerprint, Duration ttl, ResponseStoragePolicy responses,
+			LeaseRenewer leaseRenewer, PendingFingerprint fingerprint, Duration ttl, ResponseStoragePolicy responses,
 			NotStoredReason policyReason) {
 		return new IdempotentExecution(hold, listener, settings, leaseRenewer, fingerprint, ttl, responses,
 				policyReason);
@@ -381,11 +383,12 @@ final class IdempotentExecution {
 				release(NotStoredReason.ASYNC_TIMEOUT);
 			}
 			default -> {
-				stopRenewal();
 				if (cause == Cause.RESPONSE && response != null) {
+					// stops renewing the lease itself, once a streamed body was read
 					settle(response);
 				}
 				else {
+					stopRenewal();
 					release(switch (cause) {
 						case REJECTED_BEFORE_HANDLER -> NotStoredReason.REJECTED_BEFORE_HANDLER;
 						case REQUEST_OVER -> (left == Phase.AWAITING_ERROR_PAGE) ? NotStoredReason.ERROR_PAGE
@@ -412,25 +415,64 @@ final class IdempotentExecution {
 		}
 	}
 
+	/**
+	 * Stores the response or releases the key. The decision is taken on the handler's
+	 * response first; only then is the rest of a streamed body read for the fingerprint,
+	 * while the lease is still renewed, so that a slow client cannot let the claim lapse
+	 * (and a duplicate run the handler) before the response is stored, and a container's
+	 * answer to a body that fails (408, say) does not undo the handler's response.
+	 */
 	private void settle(CapturingResponse response) {
 		NotStoredReason reason = this.storingRefused ? NotStoredReason.REFUSED : notStoredReason(response);
 		if (reason != NotStoredReason.NONE) {
+			stopRenewal();
 			release(reason);
 			return;
 		}
-		if (isLeaseLost()) {
-			logger.warn("Idempotency lease was lost while the handler ran; its response is not stored");
-			this.listener.onResponse(ResponseOutcome.LOCK_LOST, NotStoredReason.NONE);
+		if (this.fingerprint.bodyFailed()) {
+			// as if the handler threw: the read failure reached it
+			stopRenewal();
+			release(NotStoredReason.EXCEPTION);
+			return;
+		}
+		StoredRecord record;
+		try {
+			record = record(response);
+		}
+		catch (RuntimeException ex) {
+			stopRenewal();
+			logger.warn("Could not store an idempotent response; a retry will run the handler again", ex);
+			this.listener.onResponse(ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
 			releaseQuietly();
 			return;
 		}
+		stopRenewal();
+		if (record == null) {
+			release(NotStoredReason.REFUSED);
+		}
+		else if (isLeaseLost()) {
+			logger.warn("Idempotency lease was lost while the handler ran; its response is not stored");
+			this.listener.onResponse(ResponseOutcome.LOCK_LOST, NotStoredReason.NONE);
+			releaseQuietly();
+		}
+		else {
+			complete(record);
+		}
+	}
+
+	/**
+	 * The record to store, or {@code null} if a response filter refused. The response is
+	 * taken as the handler left it, and only then is the rest of a streamed body read for
+	 * the fingerprint (a body that fails then makes the container set its own status,
+	 * which is not the handler's response).
+	 */
+	private @Nullable StoredRecord record(CapturingResponse response) {
+		byte[] envelope = envelope(response);
+		return (envelope != null) ? new StoredRecord(this.fingerprint.get(), envelope) : null;
+	}
+
+	private void complete(StoredRecord record) {
 		try {
-			byte[] envelope = envelope(response);
-			if (envelope == null) {
-				release(NotStoredReason.REFUSED);
-				return;
-			}
-			StoredRecord record = new StoredRecord(this.fingerprint, envelope);
 			Duration ttl = this.ttlOverride;
 			if (this.hold.complete(record, (ttl != null) ? ttl : this.ttl)) {
 				this.listener.onResponse(ResponseOutcome.STORED, NotStoredReason.NONE);

@@ -114,8 +114,13 @@ public class TransactionalIdempotency {
 	}
 
 	private static void start(HttpServletRequest request, CapturingResponse capture, TransactionalHold hold,
-			String fingerprint, IdempotentHandlers.Policy policy, IdempotencyListener listener) {
-		TransactionalExecution execution = new TransactionalExecution(hold, fingerprint, policy.ttl(),
+			PendingFingerprint fingerprint, IdempotentHandlers.Policy policy, IdempotencyListener listener) {
+		// transactional bodies are held whole: the fingerprint is known before the
+		// handler
+		if (fingerprint.consumesBody()) {
+			throw new IllegalStateException("A transactional request's fingerprint must be known before its handler");
+		}
+		TransactionalExecution execution = new TransactionalExecution(hold, fingerprint.get(), policy.ttl(),
 				policy.responses());
 		request.setAttribute(TransactionalExecution.ATTRIBUTE, execution);
 		// held back whatever its size, redirects too: nothing may reach the client

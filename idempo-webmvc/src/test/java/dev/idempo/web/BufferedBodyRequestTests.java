@@ -1,14 +1,20 @@
 package dev.idempo.web;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.util.Random;
 
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+
+import dev.idempo.core.Digests;
+import dev.idempo.core.RequestFingerprints;
 
 import org.springframework.mock.web.MockHttpServletRequest;
 
@@ -89,6 +95,85 @@ class BufferedBodyRequestTests {
 		BufferedBodyRequest request = new BufferedBodyRequest(post(content, content.length));
 		request.getInputStream().readNBytes(first);
 		return request.body(maxSize);
+	}
+
+	@ParameterizedTest
+	@ValueSource(ints = { 0, 10, 4999, 5000 })
+	void aStreamedBodyIsFingerprintedWholeWhateverTheHandlerRead(int readByHandler) throws IOException {
+		byte[] content = bytes(5000);
+		BufferedBodyRequest request = new BufferedBodyRequest(post(content, content.length));
+		byte[] filterRead = request.getInputStream().readNBytes(3);
+		request.stopRecording();
+		StreamedBody streamed = new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, content.length),
+				content.length);
+		request.stream(streamed);
+		byte[] handlerRead = request.getInputStream().readNBytes(Math.max(0, readByHandler - 3));
+		assertThat(filterRead.length + handlerRead.length).isEqualTo(Math.max(3, readByHandler));
+		request.finishStream(10_000);
+		assertThat(streamed.whole()).isEqualTo(RequestFingerprints.of("POST", "/orders", null, content));
+	}
+
+	@Test
+	void aStreamedBodyLongerThanDeclaredIsAFiltersAndIsDigestedAsRead() throws IOException {
+		byte[] content = bytes(100);
+		BufferedBodyRequest request = new BufferedBodyRequest(post(content, 99));
+		request.stopRecording();
+		MessageDigest expected = RequestFingerprints.streamed("POST", "/orders", null, 99);
+		expected.update(content);
+		StreamedBody streamed = new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, 99), 99);
+		request.stream(streamed);
+		request.finishStream(10_000);
+		assertThat(streamed.whole()).isEqualTo(Digests.hex(expected));
+	}
+
+	@Test
+	void aStreamedBodyFromTheContainerShorterThanDeclaredFailsTheApplicationsReadAndHasNoWholeDigest()
+			throws IOException {
+		byte[] content = bytes(100);
+		BufferedBodyRequest request = new BufferedBodyRequest(post(content, 101));
+		request.stopRecording();
+		StreamedBody streamed = new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, 101), 101);
+		request.stream(streamed);
+		assertThatExceptionOfType(EOFException.class)
+			.isThrownBy(() -> request.getInputStream().transferTo(OutputStream.nullOutputStream()));
+		assertThat(streamed.hasApplicationReadFailed()).isTrue();
+		request.finishStream(10_000);
+		assertThat(streamed.whole()).isNull();
+	}
+
+	@Test
+	void aStreamedBodyLongerThanTheLimitFailsAndKeepsTheDigestOfItsMarkedPrefix() throws IOException {
+		byte[] content = bytes(5000);
+		BufferedBodyRequest request = new BufferedBodyRequest(post(content, 100));
+		request.stopRecording();
+		StreamedBody streamed = new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, 100), 100);
+		request.stream(streamed);
+		request.getInputStream().readNBytes(40);
+		assertThat(streamed.markPrefix(30)).isFalse();
+		assertThat(streamed.markPrefix(40)).isTrue();
+		request.finishStream(1000);
+		assertThat(streamed.whole()).isNull();
+		MessageDigest expected = RequestFingerprints.streamed("POST", "/orders", null, 100);
+		expected.update(content, 0, 40);
+		assertThat(streamed.prefix()).isEqualTo(Digests.hex(expected));
+	}
+
+	@ParameterizedTest
+	@ValueSource(ints = { 0, 1, 16 * 1024 - 1, 16 * 1024, 20_000 })
+	void aPrefixMarkedAheadIsDigestedWhereverTheReadsSplitTheBody(int prefixLength) throws IOException {
+		byte[] content = bytes(40_000);
+		BufferedBodyRequest request = new BufferedBodyRequest(post(content, content.length));
+		request.stopRecording();
+		StreamedBody streamed = new StreamedBody(RequestFingerprints.streamed("POST", "/orders", null, content.length),
+				content.length);
+		request.stream(streamed);
+		assertThat(streamed.markPrefix(prefixLength)).isTrue();
+		request.getInputStream().read();
+		request.finishStream(100_000);
+		MessageDigest expected = RequestFingerprints.streamed("POST", "/orders", null, content.length);
+		expected.update(content, 0, prefixLength);
+		assertThat(streamed.prefix()).isEqualTo(Digests.hex(expected));
+		assertThat(streamed.whole()).isEqualTo(RequestFingerprints.of("POST", "/orders", null, content));
 	}
 
 	private static HttpServletRequestWrapper post(byte[] content, long declaredLength) {

@@ -184,4 +184,22 @@ record HostileCase(String name, String endpoint, byte[] request, Ending ending, 
 
 	}
 
+	/**
+	 * A body of declared length that never arrives in full, to a handler that reads none
+	 * of it: the key is claimed before the body is read (the body streams), so the
+	 * handler runs; reading the rest to fingerprint it fails, the server answers
+	 * {@code status} (the container's answer to the broken body), and the handler's
+	 * response is stored under the digest of the no bytes it read, with the declared
+	 * length: {@code complete}, the same request in full, replays it if it declares the
+	 * same length ({@code replays}), else gets 422; the handler never runs a second time.
+	 *
+	 * @param status the status
+	 * @param key the key the request carried
+	 * @param complete the complete request with the key
+	 * @param replays whether the complete request declares the same length
+	 */
+	record AbandonedAfterHandler(int status, String key, byte[] complete, boolean replays) implements Expected {
+
+	}
+
 }

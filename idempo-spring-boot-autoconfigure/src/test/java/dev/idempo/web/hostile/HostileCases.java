@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.function.UnaryOperator;
 
 import dev.idempo.web.hostile.HostileCase.Abandoned;
+import dev.idempo.web.hostile.HostileCase.AbandonedAfterHandler;
 import dev.idempo.web.hostile.HostileCase.Executes;
 import dev.idempo.web.hostile.HostileCase.Expected;
 import dev.idempo.web.hostile.HostileCase.Problem;
@@ -470,19 +471,21 @@ final class HostileCases {
 
 	private static void incompleteBodies(List<HostileCase> cases) {
 		// a half-closed connection ends the body early (400); a silent one times out
-		// (408)
-		cases.add(abandoned("Content-Length 100, 10 bytes sent, half-closed", Ending.HALF_CLOSE, 400,
-				"body-truncated-half-closed", (request) -> request.body("{\"a\":\"123\"").contentLength("100")));
-		cases.add(abandoned("Content-Length 100, 10 bytes sent, then silence", Ending.KEEP_OPEN, 408,
-				"body-truncated-stalled", (request) -> request.body("{\"a\":\"123\"").contentLength("100")));
+		// (408); a body of declared length streams, so the handler (which reads none
+		// of it) runs before its end is known
+		cases.add(abandonedAfterHandler("Content-Length 100, 10 bytes sent, half-closed", Ending.HALF_CLOSE, 400,
+				"body-truncated-half-closed", (request) -> request.body("{\"a\":\"123\"").contentLength("100"), false));
+		cases.add(abandonedAfterHandler("Content-Length 100, 10 bytes sent, then silence", Ending.KEEP_OPEN, 408,
+				"body-truncated-stalled", (request) -> request.body("{\"a\":\"123\"").contentLength("100"), false));
 		cases.add(abandoned("chunked body without its last chunk, half-closed", Ending.HALF_CLOSE, 400,
 				"body-chunked-half-closed", (request) -> request.chunked("2\r\n{}\r\n")));
 		cases.add(abandoned("chunked body without its last chunk, then silence", Ending.KEEP_OPEN, 408,
 				"body-chunked-stalled", (request) -> request.chunked("2\r\n{}\r\n")));
 		cases.add(abandoned("chunk cut inside its data, then silence", Ending.KEEP_OPEN, 408, "body-chunk-cut-stalled",
 				(request) -> request.chunked("a\r\n{\"a\"")));
-		cases.add(abandoned("Expect: 100-continue, then no body", Ending.KEEP_OPEN, 408, "body-expect-stalled",
-				(request) -> request.header("Expect", "100-continue").body("").contentLength("2")));
+		cases.add(abandonedAfterHandler("Expect: 100-continue, then no body", Ending.KEEP_OPEN, 408,
+				"body-expect-stalled",
+				(request) -> request.header("Expect", "100-continue").body("").contentLength("2"), true));
 		String over = "{\"pad\":\"" + "x".repeat(1100);
 		cases.add(key("Content-Length 1 MB, 1 KB over the limit sent, then silence", Problem.tooLarge(),
 				RawRequest.post(REQUIRED).key("body-oversized-stalled").body(over).contentLength("1048576")));
@@ -592,6 +595,12 @@ final class HostileCases {
 			UnaryOperator<RawRequest> incomplete) {
 		return new HostileCase(name, "required", incomplete.apply(RawRequest.post(REQUIRED).key(key)).build(), ending,
 				new Abandoned(status, key, RawRequest.post(REQUIRED).key(key).build()));
+	}
+
+	private static HostileCase abandonedAfterHandler(String name, Ending ending, int status, String key,
+			UnaryOperator<RawRequest> incomplete, boolean replays) {
+		return new HostileCase(name, "required", incomplete.apply(RawRequest.post(REQUIRED).key(key)).build(), ending,
+				new AbandonedAfterHandler(status, key, RawRequest.post(REQUIRED).key(key).build(), replays));
 	}
 
 	private static HostileCase orders(String name, int status, String body, String contentType) {

@@ -17,6 +17,7 @@ import dev.idempo.store.RecordState;
 import dev.idempo.web.DefaultCallerScopeResolver;
 import dev.idempo.web.RequestFingerprint;
 import dev.idempo.web.hostile.HostileCase.Abandoned;
+import dev.idempo.web.hostile.HostileCase.AbandonedAfterHandler;
 import dev.idempo.web.hostile.HostileCase.Executes;
 import dev.idempo.web.hostile.HostileCase.Expected;
 import dev.idempo.web.hostile.HostileCase.Problem;
@@ -98,6 +99,12 @@ public abstract class HostileInputHttpTests {
 	private final Map<String, Stored> stored = new LinkedHashMap<>();
 
 	/**
+	 * The storage keys of records stored for handlers that ran on a body then cut short,
+	 * which no request replays.
+	 */
+	private final Set<String> incomplete = new HashSet<>();
+
+	/**
 	 * The completed records the store holds, expired or not, counted in the store itself.
 	 * @return the number of records
 	 */
@@ -160,8 +167,12 @@ public abstract class HostileInputHttpTests {
 				assertThat(response.answered()).as("closed without an answer: " + description).isFalse();
 			}
 		}
+		else if (expected instanceof AbandonedAfterHandler abandoned) {
+			abandonedAfterHandler(hostile, abandoned, response, description, runsBefore);
+			return;
+		}
 		assertThat(runs()).as("handler runs after " + description).isEqualTo(runsBefore);
-		assertStoreHoldsExactly(this.stored.size(), description);
+		assertStoreHoldsExactly(records(), description);
 		if (expected instanceof Abandoned abandoned) {
 			assertThat(this.store.inspect(storageKey(abandoned.key(), null)).isAbsent()).as(description).isTrue();
 			// the key is free: the complete request runs the handler
@@ -195,7 +206,41 @@ public abstract class HostileInputHttpTests {
 		assertReplayOf(retry, record, name + " (retry): " + retry.describe());
 		assertThat(runs()).as(description).isEqualTo(runsAfter);
 		this.stored.put(storageKey, record);
-		assertStoreHoldsExactly(this.stored.size(), description);
+		assertStoreHoldsExactly(records(), description);
+	}
+
+	/**
+	 * The handler ran once on a body that then ended short: the container's 4xx reached
+	 * the client, a record of what the handler read holds the key, and the complete
+	 * request replays it or gets 422 without running the handler again.
+	 */
+	private void abandonedAfterHandler(HostileCase hostile, AbandonedAfterHandler abandoned, RawResponse response,
+			String description, Map<String, Integer> runsBefore) {
+		assertRefused(response, new Refused(abandoned.status(), Refuser.BODY), description);
+		Map<String, Integer> runsAfter = new LinkedHashMap<>(runsBefore);
+		runsAfter.merge(hostile.endpoint(), 1, Integer::sum);
+		assertThat(runs()).as("handler runs after " + description).isEqualTo(runsAfter);
+		String storageKey = storageKey(abandoned.key(), null);
+		assertThat(this.store.inspect(storageKey).record()).as(description).isNotNull();
+		this.incomplete.add(storageKey);
+		assertStoreHoldsExactly(records(), description);
+		RawResponse complete = exchange(abandoned.complete(), Ending.KEEP_OPEN);
+		String completeDescription = hostile.name() + ", then the complete request: " + complete.describe();
+		assertAnsweredInTime(complete, completeDescription);
+		if (abandoned.replays()) {
+			assertThat(complete.status()).as(completeDescription).isEqualTo(200);
+			assertThat(complete.header("Idempotent-Replayed")).as(completeDescription).isEqualTo("true");
+		}
+		else {
+			assertProblem(complete, Problem.keyReused(), completeDescription);
+		}
+		assertThat(runs()).as(completeDescription).isEqualTo(runsAfter);
+		assertStoreHoldsExactly(records(), completeDescription);
+	}
+
+	/** The records this test stored: those that replay, and those of bodies cut short. */
+	private int records() {
+		return this.stored.size() + this.incomplete.size();
 	}
 
 	/**
@@ -213,7 +258,7 @@ public abstract class HostileInputHttpTests {
 		RawResponse again = exchange(hostile.request(), Ending.KEEP_OPEN);
 		assertRejectedBeforeHandler(again, rejected, hostile.name() + " (again): " + again.describe());
 		assertThat(runs()).as(description).isEqualTo(runsBefore);
-		assertStoreHoldsExactly(this.stored.size(), description);
+		assertStoreHoldsExactly(records(), description);
 		byte[] corrected = rejected.corrected();
 		if (corrected != null) {
 			executes(hostile.name() + ", then the corrected request", hostile.endpoint(), corrected,
@@ -238,7 +283,7 @@ public abstract class HostileInputHttpTests {
 			assertReplayOf(replay, record, "key " + record.key() + ": " + replay.describe());
 		}
 		assertThat(runs()).as("handler runs").isEqualTo(runsBefore);
-		assertStoreHoldsExactly(this.stored.size(), "afterwards");
+		assertStoreHoldsExactly(records(), "afterwards");
 	}
 
 	private void assertReplayOf(RawResponse response, Stored original, String description) {
