@@ -7,12 +7,14 @@ import java.net.URI;
 import java.net.http.HttpResponse;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.UUID;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -89,6 +91,38 @@ class RedisCommandsPerRequestHttpTests {
 		}
 	}
 
+	/**
+	 * With replica acknowledgements, a fresh key's complete is followed by {@code WAIT}
+	 * on the connection that wrote, a dedicated one kept from one complete to the next,
+	 * not opened for each; a replay does not wait. The test server has no replica: each
+	 * {@code WAIT} times out after a few milliseconds and the record stays stored.
+	 */
+	@Test
+	void aFreshKeyAwaitingReplicasAddsOnlyWait() {
+		URI redis = TestHttp.onLoopbackPort(URI.create(TestRedis.server().url()), recorder.port());
+		try (ConfigurableApplicationContext application = start(redis, "lettuce",
+				"--idempo.store.redis.replica-acknowledgements=1",
+				"--idempo.store.redis.replica-acknowledgement-timeout=5ms")) {
+			TestHttp http = TestHttp.of(application);
+			exchange(http, TestHttp.newKey());
+			int connections = recorder.connections();
+			for (int i = 0; i < 5; i++) {
+				String key = TestHttp.newKey();
+				recorder.clear();
+				assertThat(http.postWithKey("/t/orders", key, ORDER).statusCode()).isEqualTo(201);
+				List<Command> fresh = recorder.commands();
+				assertThat(scripts(fresh)).containsExactly("EVALSHA " + CLAIM_SHA, "EVALSHA " + COMPLETE_SHA, "WAIT 1");
+				assertThat(fresh.get(2).connection()).as("WAIT on the connection that wrote")
+					.isEqualTo(fresh.get(1).connection());
+				recorder.clear();
+				HttpResponse<byte[]> replay = http.postWithKey("/t/orders", key, ORDER);
+				assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+				assertThat(scripts(recorder.commands())).containsExactly("EVALSHA " + CLAIM_SHA);
+			}
+			assertThat(recorder.connections()).as("no connection opened per complete").isEqualTo(connections);
+		}
+	}
+
 	private static void exchange(TestHttp http, String key) {
 		assertThat(http.postWithKey("/t/orders", key, ORDER).statusCode()).isEqualTo(201);
 		assertThat(http.postWithKey("/t/orders", key, ORDER).headers().firstValue("Idempotent-Replayed"))
@@ -103,10 +137,12 @@ class RedisCommandsPerRequestHttpTests {
 			.toList();
 	}
 
-	private static ConfigurableApplicationContext start(URI redis, String client) {
-		return new SpringApplication(HttpTestApplication.class).run("--server.port=0", "--idempo.store.type=redis",
-				"--idempo.store.redis.key-prefix=" + KEY_PREFIX, "--spring.data.redis.url=" + redis,
-				"--spring.data.redis.client-type=" + client);
+	private static ConfigurableApplicationContext start(URI redis, String client, String... more) {
+		List<String> args = new ArrayList<>(
+				List.of("--server.port=0", "--idempo.store.type=redis", "--idempo.store.redis.key-prefix=" + KEY_PREFIX,
+						"--spring.data.redis.url=" + redis, "--spring.data.redis.client-type=" + client));
+		args.addAll(List.of(more));
+		return new SpringApplication(HttpTestApplication.class).run(args.toArray(String[]::new));
 	}
 
 	private static String sha1(String script) {
