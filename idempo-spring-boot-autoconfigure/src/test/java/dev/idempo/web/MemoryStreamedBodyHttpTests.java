@@ -32,8 +32,7 @@ class MemoryStreamedBodyHttpTests extends StreamedBodyHttpContract {
 	void anUnreadableRecordIs503EvenFailingOpenOnceTheBodyWasReadToCompareIt() {
 		String key = TestHttp.newKey();
 		byte[] body = body(50_000, 11);
-		String storageKey = RequestFingerprint.storageKey(this.callerScopes.resolve(new MockHttpServletRequest()), key);
-		ClaimResult claim = this.store.claim(storageKey, Duration.ofSeconds(10));
+		ClaimResult claim = this.store.claim(storageKey(key), Duration.ofSeconds(10));
 		assertThat(claim).isInstanceOf(ClaimResult.Acquired.class);
 		String fingerprint = RequestFingerprints.of("POST", "/streamed/upload", null, body);
 		assertThat(this.store.complete(((ClaimResult.Acquired) claim).lease(),
