@@ -460,4 +460,9 @@ public final class JdbcLockingStore implements LockingStore, AutoCloseable {
 		return this.pool.get(index);
 	}
 
+	/** How many claims wait for a session. */
+	int queuedClaims() {
+		return this.pool.claims().size();
+	}
+
 }
