@@ -379,6 +379,18 @@ final class BatchRunner {
 	 * its locks is shared, and the batch was settled without them.
 	 */
 	private @Nullable Facts factsOrSettled(LockSession session, Batch batch, Exception failure, boolean opened) {
+		try {
+			// ends the transaction the batch may have left open
+			SqlPipeline.run(session.connection(), together(session), 0, this.dialect.rollback());
+		}
+		catch (SQLException | RuntimeException ex) {
+			failure.addSuppressed(ex);
+			// an open transaction's rows would commit with a later statement, after their
+			// locks were freed (a complete alone on MySQL joins it): only closing the
+			// session ends it for sure
+			died(session, batch, failure, opened, "could not roll back a failed batch");
+			return null;
+		}
 		Facts facts;
 		try {
 			facts = facts(session, batch);
@@ -561,7 +573,6 @@ final class BatchRunner {
 	/** Reads the facts of a failed batch; {@code null} if one of its locks is shared. */
 	private @Nullable Facts facts(LockSession session, Batch batch) throws SQLException {
 		SessionInfo info = session.info();
-		SqlPipeline.run(session.connection(), together(session), 0, this.dialect.rollback());
 		List<Object> locks = new ArrayList<>();
 		List<Holder> holders = new ArrayList<>();
 		batch.completes.forEach((operation) -> holders.add(operation.holder));
@@ -675,6 +686,10 @@ final class BatchRunner {
 
 	/** After a bug or an {@link Error}: fails what runs; keys that may be held stay. */
 	private void failUnsettled(LockSession session, Batch batch, Throwable failure) {
+		if (session.isOpen() && batch.completes.stream().anyMatch((complete) -> !complete.isDone())) {
+			// its store may have left a transaction open (see factsOrSettled)
+			lost(session, "failed unexpectedly while storing", failure);
+		}
 		for (Operation operation : batch.all()) {
 			if (operation.isDone() || operation.isQueued()) {
 				continue;

@@ -152,17 +152,31 @@ final class MySqlDialect extends JdbcDialect {
 			script.add(UNLOCK, unlock(unlocks));
 		}
 		if (!completes.isEmpty()) {
-			script.add(BEGIN, new Sql("START TRANSACTION"));
-			List<Object> locks = new ArrayList<>(completes.size());
-			for (Store store : completes) {
-				script.add(STORE, new Sql(this.storeSql, store.key(), store.record().fingerprint(),
-						store.record().response(), store.ttlMicros(), store.lock()));
-				locks.add(store.lock());
-			}
-			script.add(COMMIT, new Sql("COMMIT"));
-			script.add(STORE_UNLOCK, unlock(locks));
+			addStores(script, completes);
 		}
 		return script;
+	}
+
+	/**
+	 * Stores the records, then unlocks: several share one transaction and commit; one
+	 * alone commits on its own (lock sessions auto-commit) when its statement ends.
+	 * Either way the records are durable before the unlock runs.
+	 */
+	private void addStores(Script script, List<Store> completes) {
+		boolean transaction = completes.size() > 1;
+		if (transaction) {
+			script.add(BEGIN, new Sql("START TRANSACTION"));
+		}
+		List<Object> locks = new ArrayList<>(completes.size());
+		for (Store store : completes) {
+			script.add(STORE, new Sql(this.storeSql, store.key(), store.record().fingerprint(),
+					store.record().response(), store.ttlMicros(), store.lock()));
+			locks.add(store.lock());
+		}
+		if (transaction) {
+			script.add(COMMIT, new Sql("COMMIT"));
+		}
+		script.add(STORE_UNLOCK, unlock(locks));
 	}
 
 	@Override

@@ -3,6 +3,8 @@ package dev.idempo.store.jdbc;
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -20,6 +22,8 @@ import dev.idempo.store.Lease;
 import dev.idempo.testsupport.TestDatabases.TestDatabase;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The contract on MySQL or MariaDB through connections that refuse multi-statements, as a
@@ -33,6 +37,88 @@ class MySqlLockingStoreStatementAtATimeTests extends MySqlLockingStoreTests {
 	@Override
 	DataSource dataSource(TestDatabase database) {
 		return database.dataSource();
+	}
+
+	/**
+	 * A complete alone is one auto-committed statement, without a transaction of its own:
+	 * when its unlock is sent, another connection already reads the record.
+	 */
+	@Test
+	void aCompleteAloneIsCommittedBeforeItsUnlockIsSent() {
+		FaultInjectingDataSource watched = new FaultInjectingDataSource(dataSource());
+		JdbcLockingStore store = extraStore(watched, settings().withLockSessions(1));
+		String key = newKey();
+		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+		AtomicInteger rowsAtUnlock = new AtomicInteger(-1);
+		watched.onPrepare((connection, sql) -> {
+			if (FaultInjectingDataSource.isUnlock(sql)) {
+				// read on another connection: only committed rows
+				rowsAtUnlock.compareAndSet(-1, rows(table(), key));
+			}
+		});
+		assertThat(store.complete(lease, record("committed"), TTL)).isTrue();
+		assertThat(rowsAtUnlock).hasValue(1);
+		assertThat(((ClaimResult.Completed) store().claim(key, LOCK_TTL)).record()).isEqualTo(record("committed"));
+	}
+
+	/**
+	 * A failed batch whose ROLLBACK fails too may have left a transaction open, whose
+	 * rows a later statement would commit after their locks were freed: the session is
+	 * closed, which ends the transaction and frees the lock, and the complete stored
+	 * nothing.
+	 */
+	@Test
+	void aFailedBatchWhoseRollbackFailsEndsItsSession() {
+		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
+		JdbcLockingStore store = extraStore(faulty,
+				settings().withLockSessions(1).withSessionCheckInterval(Duration.ofSeconds(30)));
+		JdbcLockingStore other = extraStore(settings());
+		String key = newKey();
+		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+		faulty.fail((sql) -> FaultInjectingDataSource.isStore(sql) || sql.equals("ROLLBACK"),
+				() -> new SQLException("injected"));
+		assertThat(store.complete(lease, record("lost"), TTL)).isFalse();
+		faulty.heal();
+		assertThat(other.claim(key, LOCK_TTL)).isInstanceOf(ClaimResult.Acquired.class);
+		assertThat(rows(table(), key)).isZero();
+	}
+
+	/**
+	 * An Error between the statements of a transaction of two completes leaves the
+	 * transaction open: the session is closed at once, else the next complete alone
+	 * (auto-commit) would join that transaction and free its lock before any commit.
+	 */
+	@Test
+	void anErrorWhileStoringEndsItsSession() throws Exception {
+		FaultInjectingDataSource faulty = new FaultInjectingDataSource(dataSource());
+		JdbcLockingStore store = extraStore(faulty,
+				settings().withLockSessions(1).withSessionCheckInterval(Duration.ofSeconds(30)));
+		List<Lease> leases = List.of(((ClaimResult.Acquired) store.claim(newKey(), LOCK_TTL)).lease(),
+				((ClaimResult.Acquired) store.claim(newKey(), LOCK_TTL)).lease());
+		AtomicInteger stores = new AtomicInteger();
+		faulty.fail((sql) -> FaultInjectingDataSource.isStore(sql) && stores.incrementAndGet() == 2,
+				() -> new AssertionError("injected error"));
+		Runnable letGo = store.occupySession(0);
+		List<FutureTask<Boolean>> completes = new ArrayList<>();
+		for (Lease lease : leases) {
+			FutureTask<Boolean> complete = new FutureTask<>(() -> store.complete(lease, record("lost"), TTL));
+			new Thread(complete).start();
+			completes.add(complete);
+		}
+		await().atMost(Duration.ofSeconds(4)).until(() -> store.session(0).completes().size() == 2);
+		letGo.run();
+		for (FutureTask<Boolean> complete : completes) {
+			assertThatExceptionOfType(ExecutionException.class).isThrownBy(() -> complete.get(10, TimeUnit.SECONDS))
+				.withCauseInstanceOf(AssertionError.class);
+		}
+		faulty.heal();
+		assertThat(stores).hasValue(2);
+		String key = newKey();
+		Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+		assertThat(store.complete(lease, record("committed"), TTL)).isTrue();
+		// committed, read on another connection
+		assertThat(rows(table(), key)).isOne();
+		assertThat(rows(table(), leases.get(0).key())).isZero();
 	}
 
 	/**

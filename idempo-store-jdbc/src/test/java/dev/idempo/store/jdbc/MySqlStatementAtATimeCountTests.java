@@ -19,7 +19,7 @@ class MySqlStatementAtATimeCountTests extends MySqlStatementCountTests {
 
 	@Override
 	Cost freshKey() {
-		return new Cost(6, 6, 1);
+		return new Cost(4, 4, 1);
 	}
 
 	@Override
