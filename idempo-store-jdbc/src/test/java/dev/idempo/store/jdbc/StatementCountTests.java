@@ -170,6 +170,72 @@ abstract class StatementCountTests {
 		assertThat(cost).isEqualTo(replaysBatched());
 	}
 
+	/**
+	 * {@value #CALLERS} callers running freely on 4 sessions, as an application does:
+	 * batches form by chance, so only bounds are certain, and the averages are printed.
+	 */
+	@Test
+	void freshKeysAndReplaysOfManyCallersRunningFreely() throws Exception {
+		int perCaller = 20;
+		JdbcLockingStore store = newStore(this.recorder,
+				JdbcStoreSettings.defaults()
+					.withTableName(this.table)
+					.withSessionCheckInterval(Duration.ofHours(1))
+					.withCleanup(Duration.ofHours(1), 100));
+		try {
+			List<String> keys = new java.util.concurrent.CopyOnWriteArrayList<>();
+			double fresh = perOperation("fresh keys, " + CALLERS + " callers running freely", perCaller, () -> {
+				String key = newKey();
+				Lease lease = ((ClaimResult.Acquired) store.claim(key, LOCK_TTL)).lease();
+				assertThat(store.complete(lease, record(key), TTL)).isTrue();
+				keys.add(key);
+			});
+			java.util.Iterator<String> replayed = List.copyOf(keys).iterator();
+			double replay = perOperation("replays, " + CALLERS + " callers running freely", perCaller, () -> {
+				String key;
+				synchronized (replayed) {
+					key = replayed.next();
+				}
+				assertThat(((ClaimResult.Completed) store.claim(key, LOCK_TTL)).record()).isEqualTo(record(key));
+			});
+			// no worse than alone, plus the share of a batch's transaction (2 completes)
+			assertThat(fresh).isLessThanOrEqualTo(freshKey().statements() + 0.5);
+			assertThat(replay).isLessThanOrEqualTo(replay().statements());
+		}
+		finally {
+			store.close();
+		}
+	}
+
+	/** Statements per operation when every caller runs {@code work} that often. */
+	private double perOperation(String what, int perCaller, ThrowingRunnable work) throws Exception {
+		this.recorder.clear();
+		java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+		List<Future<?>> callers = new ArrayList<>();
+		for (int i = 0; i < CALLERS; i++) {
+			callers.add(this.callers.submit(() -> {
+				start.await();
+				for (int j = 0; j < perCaller; j++) {
+					work.run();
+				}
+				return null;
+			}));
+		}
+		start.countDown();
+		all(callers);
+		// the statements of opening sessions are not the operations'
+		List<String> statements = this.recorder.statements()
+			.stream()
+			.filter((statement) -> !statement.startsWith("SET ") && !statement.startsWith("SELECT CONNECTION_ID")
+					&& !statement.matches("SELECT [12]") && !statement.startsWith("SELECT pg_backend_pid"))
+			.toList();
+		double operations = (double) CALLERS * perCaller;
+		System.out.printf("%s: %.2f statements, %.2f round trips, %.3f commits per operation%n",
+				platform() + ": " + what, statements.size() / operations, this.recorder.roundTrips() / operations,
+				commits(statements) / operations);
+		return statements.size() / operations;
+	}
+
 	/** Claims the keys in one batch: all queue while the test holds the session. */
 	private List<ClaimResult> claimTogether(List<String> keys) {
 		Runnable letGo = this.store.occupySession(0);
@@ -194,9 +260,9 @@ abstract class StatementCountTests {
 		return all(completes);
 	}
 
-	private static <T> List<T> all(List<Future<T>> futures) {
+	private static <T> List<T> all(List<? extends Future<? extends T>> futures) {
 		List<T> results = new ArrayList<>();
-		for (Future<T> future : futures) {
+		for (Future<? extends T> future : futures) {
 			try {
 				results.add(future.get(10, TimeUnit.SECONDS));
 			}
