@@ -45,11 +45,12 @@ public interface ClaimMode<H extends ClaimMode.Hold> {
 	boolean failsOpen();
 
 	/**
-	 * What a claim found.
+	 * What a claim found, on either face of the flow: a {@link Hold} of a blocking mode,
+	 * or the {@link ReactiveClaimMode.ReactiveHold} of the non-blocking one.
 	 *
 	 * @param <H> the mode's hold
 	 */
-	sealed interface Claim<H extends Hold> permits Replay, InProgress, Held {
+	sealed interface Claim<H> permits Replay, InProgress, Held {
 
 	}
 
@@ -59,7 +60,7 @@ public interface ClaimMode<H extends ClaimMode.Hold> {
 	 * @param <H> the mode's hold
 	 * @param record the record
 	 */
-	record Replay<H extends Hold>(StoredRecord record) implements Claim<H> {
+	record Replay<H>(StoredRecord record) implements Claim<H> {
 	}
 
 	/**
@@ -67,7 +68,7 @@ public interface ClaimMode<H extends ClaimMode.Hold> {
 	 *
 	 * @param <H> the mode's hold
 	 */
-	record InProgress<H extends Hold>() implements Claim<H> {
+	record InProgress<H>() implements Claim<H> {
 	}
 
 	/**
@@ -76,7 +77,7 @@ public interface ClaimMode<H extends ClaimMode.Hold> {
 	 * @param <H> the mode's hold
 	 * @param hold the claim
 	 */
-	record Held<H extends Hold>(H hold) implements Claim<H> {
+	record Held<H>(H hold) implements Claim<H> {
 	}
 
 	/**

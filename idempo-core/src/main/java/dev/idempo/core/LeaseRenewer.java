@@ -19,6 +19,7 @@ import org.jspecify.annotations.Nullable;
 
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
+import dev.idempo.store.ReactiveLockingStore;
 
 import org.springframework.beans.factory.DisposableBean;
 
@@ -80,7 +81,26 @@ public class LeaseRenewer implements DisposableBean {
 	 * @return the renewal, to stop once the response is stored or the key released
 	 */
 	public Renewal renew(LockingStore store, Lease lease, Duration lockTtl) {
-		Renewal renewal = new Renewal(store, lease, lockTtl);
+		return start(new Renewal(new BlockingRenewCall(store, lease, lockTtl), lockTtl));
+	}
+
+	/**
+	 * Renews {@code lease} on a non-blocking store, with the same semantics as
+	 * {@link #renew(LockingStore, Lease, Duration)}: the store's {@code Mono} is
+	 * subscribed from the timer thread (it never blocks), a renewal still under way when
+	 * the next one is due is not sent again, and a lease whose renewal was refused, or
+	 * that no renewal answered for a whole lock TTL, is lost. Safe to call on an event
+	 * loop: it only adds to a concurrent set.
+	 * @param store the store that granted the lease
+	 * @param lease the lease
+	 * @param lockTtl the lease length
+	 * @return the renewal, to stop once the response is stored or the key released
+	 */
+	public Renewal renew(ReactiveLockingStore store, Lease lease, Duration lockTtl) {
+		return start(new Renewal(new ReactiveRenewCall(store, lease, lockTtl), lockTtl));
+	}
+
+	private Renewal start(Renewal renewal) {
 		this.active.add(renewal);
 		long interval = Math.max(MIN_PERIOD_NANOS, renewal.periodNanos / 2);
 		if (interval < this.sweepIntervalNanos) {
@@ -148,11 +168,7 @@ public class LeaseRenewer implements DisposableBean {
 	 */
 	public final class Renewal {
 
-		private final LockingStore store;
-
-		private final Lease lease;
-
-		private final Duration lockTtl;
+		private final RenewCall call;
 
 		private final long lockTtlNanos;
 
@@ -164,10 +180,8 @@ public class LeaseRenewer implements DisposableBean {
 
 		private volatile long lastRenewed = System.nanoTime();
 
-		Renewal(LockingStore store, Lease lease, Duration lockTtl) {
-			this.store = store;
-			this.lease = lease;
-			this.lockTtl = lockTtl;
+		Renewal(RenewCall call, Duration lockTtl) {
+			this.call = call;
 			this.lockTtlNanos = lockTtl.toNanos();
 			this.periodNanos = Math.max(MIN_PERIOD_NANOS, this.lockTtlNanos / 3);
 		}
@@ -199,36 +213,134 @@ public class LeaseRenewer implements DisposableBean {
 			if (sinceRenewed < this.periodNanos || !this.inFlight.compareAndSet(false, true)) {
 				return;
 			}
-			try {
-				LeaseRenewer.this.workers.execute(this::renewOnce);
-			}
-			catch (RejectedExecutionException ex) {
-				this.inFlight.set(false);
-			}
+			this.call.renew(this, now);
 		}
 
-		private void renewOnce() {
-			try {
-				long started = System.nanoTime();
-				if (this.store.renew(this.lease, this.lockTtl)) {
-					this.lastRenewed = started;
-				}
-				else {
-					lose();
-				}
+		/**
+		 * A renewal sent at {@code started} answered.
+		 * @param started when it was sent
+		 * @param owned whether the lease still owns the key
+		 */
+		void renewed(long started, boolean owned) {
+			if (owned) {
+				this.lastRenewed = started;
 			}
-			catch (RuntimeException ex) {
-				// keep trying until a whole lock TTL has passed without success
-				logger.warn("Could not renew an idempotency lease; retrying", ex);
+			else {
+				lose();
 			}
-			finally {
-				this.inFlight.set(false);
-			}
+			this.inFlight.set(false);
+		}
+
+		/**
+		 * A renewal failed or answered nothing: tried again at the next sweep, until a
+		 * whole lock TTL has passed without success.
+		 * @param failure what failed, or {@code null}
+		 */
+		void failed(@Nullable Throwable failure) {
+			logger.warn("Could not renew an idempotency lease; retrying", failure);
+			this.inFlight.set(false);
 		}
 
 		private void lose() {
 			this.lost.set(true);
 			stop();
+		}
+
+	}
+
+	/**
+	 * How one renewal reaches the store.
+	 */
+	private interface RenewCall {
+
+		/**
+		 * Sends one renewal and reports its answer to {@code renewal}, without blocking
+		 * the timer thread.
+		 * @param renewal the renewal to report to
+		 * @param now when it is sent
+		 */
+		void renew(Renewal renewal, long now);
+
+	}
+
+	/** A blocking store's renewal, run on the renewal workers. */
+	private final class BlockingRenewCall implements RenewCall {
+
+		private final LockingStore store;
+
+		private final Lease lease;
+
+		private final Duration lockTtl;
+
+		BlockingRenewCall(LockingStore store, Lease lease, Duration lockTtl) {
+			this.store = store;
+			this.lease = lease;
+			this.lockTtl = lockTtl;
+		}
+
+		@Override
+		public void renew(Renewal renewal, long now) {
+			try {
+				LeaseRenewer.this.workers.execute(() -> {
+					long started = System.nanoTime();
+					boolean owned;
+					try {
+						owned = this.store.renew(this.lease, this.lockTtl);
+					}
+					catch (RuntimeException ex) {
+						renewal.failed(ex);
+						return;
+					}
+					renewal.renewed(started, owned);
+				});
+			}
+			catch (RejectedExecutionException ex) {
+				renewal.inFlight.set(false);
+			}
+		}
+
+	}
+
+	/** A non-blocking store's renewal, subscribed from the timer thread. */
+	private static final class ReactiveRenewCall implements RenewCall {
+
+		private final ReactiveLockingStore store;
+
+		private final Lease lease;
+
+		private final Duration lockTtl;
+
+		ReactiveRenewCall(ReactiveLockingStore store, Lease lease, Duration lockTtl) {
+			this.store = store;
+			this.lease = lease;
+			this.lockTtl = lockTtl;
+		}
+
+		@Override
+		public void renew(Renewal renewal, long now) {
+			long started = System.nanoTime();
+			AtomicBoolean answered = new AtomicBoolean();
+			try {
+				this.store.renew(this.lease, this.lockTtl).subscribe((owned) -> {
+					if (answered.compareAndSet(false, true)) {
+						renewal.renewed(started, owned);
+					}
+				}, (ex) -> {
+					if (answered.compareAndSet(false, true)) {
+						renewal.failed(ex);
+					}
+				}, () -> {
+					if (answered.compareAndSet(false, true)) {
+						renewal.failed(null);
+					}
+				});
+			}
+			catch (RuntimeException ex) {
+				// a store that throws instead of signalling
+				if (answered.compareAndSet(false, true)) {
+					renewal.failed(ex);
+				}
+			}
 		}
 
 	}

@@ -74,22 +74,20 @@ public final class PlainClaimMode implements ClaimMode<PlainClaimMode.PlainHold>
 	}
 
 	private ClaimResult claimWaiting(String storageKey, Duration wait) {
-		long deadline = System.nanoTime() + wait.toNanos();
-		long pauseMillis = 10;
+		ClaimWait waiting = ClaimWait.of(wait);
 		while (true) {
 			ClaimResult claim = this.store.claim(storageKey, this.settings.lockTtl());
-			long remainingMillis = (deadline - System.nanoTime()) / 1_000_000;
-			if (!(claim instanceof ClaimResult.InProgress) || remainingMillis <= 0) {
+			long pauseMillis = (claim instanceof ClaimResult.InProgress) ? waiting.nextPauseMillis() : -1;
+			if (pauseMillis < 0) {
 				return claim;
 			}
 			try {
-				Thread.sleep(Math.min(pauseMillis, remainingMillis));
+				Thread.sleep(pauseMillis);
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
 				return claim;
 			}
-			pauseMillis = Math.min(pauseMillis * 2, 200);
 		}
 	}
 

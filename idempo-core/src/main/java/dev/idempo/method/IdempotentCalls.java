@@ -144,7 +144,7 @@ public final class IdempotentCalls {
 			return replay(call, replay.record());
 		}
 		if (claim instanceof ClaimMode.Held<?> held) {
-			return run(call, storageKey, held.hold(), work);
+			return run(call, storageKey, (ClaimMode.Hold) held.hold(), work);
 		}
 		this.listener.onRequest(call.source(), RequestOutcome.CONFLICT);
 		throw new IdempotencyInProgressException(call.scope());

@@ -378,7 +378,8 @@ public final class IdempotencyAutoConfiguration {
 		IdempotencyWebFilter idempotencyWebFilter(ReactiveLockingStore store, IdempotentHandlerPolicies policies,
 				@Qualifier("requestMappingHandlerMapping") HandlerMapping handlerMapping,
 				ObjectProvider<RouterFunctionMapping> routerFunctionMappings, ReactiveCallerScopeResolver callerScopes,
-				ObjectProvider<IdempotencyListener> listeners, IdempotencyProperties properties) {
+				ObjectProvider<IdempotencyListener> listeners, IdempotencyProperties properties,
+				LeaseRenewer leaseRenewer) {
 			IdempotencyListener listener = CompositeIdempotencyListener.of(listeners.orderedStream().toList());
 			// the store operations' latency, as the servlet flow measures them
 			ReactiveLockingStore observed = new ObservedReactiveLockingStore(store, listener);
@@ -387,7 +388,7 @@ public final class IdempotencyAutoConfiguration {
 			routerFunctionMappings.orderedStream().forEach(mappings::add);
 			AnnotationAwareOrderComparator.sort(mappings);
 			IdempotencyWebFilter filter = new IdempotencyWebFilter(observed, policies, mappings, callerScopes, listener,
-					properties.toSettings());
+					properties.toSettings(), leaseRenewer);
 			filter.setOrder(properties.getFilterOrder());
 			return filter;
 		}

@@ -114,14 +114,16 @@ class IdempotentMethodsConfiguration {
 		@ConditionalOnMissingBean
 		ReactiveIdempotentCalls reactiveIdempotentCalls(IdempotentCalls calls, LockingStore store,
 				ObjectProvider<ReactiveLockingStore> reactiveStore, ObjectProvider<IdempotencyListener> listeners,
-				IdempotencyProperties properties, ObjectProvider<ObservationRegistry> observationRegistry) {
+				IdempotencyProperties properties, ObjectProvider<ObservationRegistry> observationRegistry,
+				LeaseRenewer leaseRenewer) {
 			IdempotencyListener listener = CompositeIdempotencyListener.of(listeners.orderedStream().toList());
 			ObservationRegistry registry = observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP);
 			ReactiveLockingStore application = reactiveStore.getIfUnique();
 			ReactiveLockingStore reactive = (application != null)
 					? new ObservedReactiveLockingStore(application, listener, registry)
 					: fallbackStore(new ObservedLockingStore(store, listener, registry), store);
-			return new ReactiveIdempotentCalls(reactive, listener, properties.toSettings(), calls.results());
+			return new ReactiveIdempotentCalls(reactive, listener, properties.toSettings(), calls.results(),
+					leaseRenewer);
 		}
 
 		/**

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.commons.logging.Log;
@@ -16,18 +15,23 @@ import reactor.core.publisher.Mono;
 
 import dev.idempo.Idempotent;
 import dev.idempo.core.CapturedResponse;
+import dev.idempo.core.ClaimMode;
+import dev.idempo.core.CurrentIdempotentCall;
 import dev.idempo.core.FingerprintOptions;
 import dev.idempo.core.IdempotencyKeyParser;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.RequestOutcome;
 import dev.idempo.core.IdempotencyProblemType;
 import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.IdempotentRoute;
 import dev.idempo.core.InvalidIdempotencyKeyException;
+import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.ProblemJson;
+import dev.idempo.core.ReactiveClaimMode;
+import dev.idempo.core.ReactiveClaimMode.ReactiveHold;
 import dev.idempo.core.RequestFingerprints;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.core.StorageKeys;
-import dev.idempo.store.ClaimResult;
 import dev.idempo.store.ReactiveLockingStore;
 import dev.idempo.store.StoredRecord;
 
@@ -67,9 +71,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyWebFilter.class);
 
-	private static final Set<String> PROTECTED_METHODS = Set.of("POST", "PUT", "PATCH", "DELETE");
-
-	private final ReactiveLockingStore store;
+	private final ReactiveClaimMode claims;
 
 	private final IdempotentHandlerPolicies policies;
 
@@ -91,11 +93,12 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * @param callerScopes the caller scope of a request
 	 * @param listener the listener for metrics
 	 * @param settings the settings
+	 * @param leaseRenewer renews leases on stores whose claims expire
 	 */
 	public IdempotencyWebFilter(ReactiveLockingStore store, IdempotentHandlerPolicies policies,
 			HandlerMapping handlerMapping, ReactiveCallerScopeResolver callerScopes, IdempotencyListener listener,
-			IdempotencySettings settings) {
-		this(store, policies, List.of(handlerMapping), callerScopes, listener, settings);
+			IdempotencySettings settings, LeaseRenewer leaseRenewer) {
+		this(store, policies, List.of(handlerMapping), callerScopes, listener, settings, leaseRenewer);
 	}
 
 	/**
@@ -107,11 +110,12 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * @param callerScopes the caller scope of a request
 	 * @param listener the listener for metrics
 	 * @param settings the settings
+	 * @param leaseRenewer renews leases on stores whose claims expire
 	 */
 	public IdempotencyWebFilter(ReactiveLockingStore store, IdempotentHandlerPolicies policies,
 			List<? extends HandlerMapping> handlerMappings, ReactiveCallerScopeResolver callerScopes,
-			IdempotencyListener listener, IdempotencySettings settings) {
-		this.store = store;
+			IdempotencyListener listener, IdempotencySettings settings, LeaseRenewer leaseRenewer) {
+		this.claims = new ReactiveClaimMode(store, settings, leaseRenewer, listener);
 		this.policies = policies;
 		this.handlerMappings = List.copyOf(handlerMappings);
 		this.callerScopes = callerScopes;
@@ -135,7 +139,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-		if (!PROTECTED_METHODS.contains(exchange.getRequest().getMethod().name())) {
+		if (!IdempotentRoute.PROTECTED_METHODS.contains(exchange.getRequest().getMethod().name())) {
 			return chain.filter(exchange);
 		}
 		// the lookup runs again in the DispatcherHandler: mappings write what they
@@ -166,7 +170,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * @return completion of the exchange
 	 */
 	Mono<Void> protect(ServerWebExchange exchange, WebFilterChain chain, IdempotentHandlerPolicies.Policy policy) {
-		if (!PROTECTED_METHODS.contains(exchange.getRequest().getMethod().name())) {
+		if (!IdempotentRoute.PROTECTED_METHODS.contains(exchange.getRequest().getMethod().name())) {
 			return chain.filter(exchange);
 		}
 		return protectKeyed(exchange, chain, policy);
@@ -261,20 +265,19 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * unprotected if the store fails, or runs the handler under the claim.
 	 */
 	private Mono<Void> claim(ServerWebExchange exchange, WebFilterChain chain, Claiming claiming) {
-		return claimWaiting(claiming.storageKey()).<Object>map((result) -> result)
+		return this.claims.claim(claiming.storageKey(), this.settings.conflictWaitTimeout())
+			.<Object>map((claim) -> claim)
 			.onErrorResume((ex) -> Mono.just(new StoreFailure(ex)))
-			.switchIfEmpty(Mono.fromSupplier(() -> new StoreFailure(
-					new IllegalStateException("The store " + this.store.name() + " answered no claim"))))
 			.flatMap((outcome) -> {
 				if (outcome instanceof StoreFailure failure) {
 					return storeFailed(exchange, chain, failure.cause());
 				}
-				if (outcome instanceof ClaimResult.Completed completed) {
-					return replay(exchange, chain, completed.record(), claiming);
+				if (outcome instanceof ClaimMode.Replay<?> replay) {
+					return replay(exchange, chain, replay.record(), claiming);
 				}
-				if (outcome instanceof ClaimResult.Acquired acquired) {
-					return execute(exchange, chain, new ReactiveExecution(this.store, acquired.lease(), this.listener,
-							this.settings, claiming.fingerprint(), claiming.policy()));
+				if (outcome instanceof ClaimMode.Held<?> held) {
+					return execute(exchange, chain, claiming.storageKey(), new ReactiveExecution(
+							(ReactiveHold) held.hold(), this.settings, claiming.fingerprint(), claiming.policy()));
 				}
 				return reject(exchange, RequestOutcome.CONFLICT, IdempotencyProblemType.IN_PROGRESS,
 						"A request with the same idempotency key is still being processed; retry later.",
@@ -283,41 +286,23 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	}
 
 	/**
-	 * Claims the key; while another request holds it, claims again for at most
-	 * {@code idempo.conflict.wait-timeout}, with pauses of 10 ms doubling up to 200 ms
-	 * (timers, no thread waits), as Spring MVC's flow does.
+	 * Runs the handler under the claim, with the execution in its pipeline's Reactor
+	 * context, so that a {@code WebClient} call it makes sends a key derived from this
+	 * one, the same on every run of the handler for this key.
 	 */
-	private Mono<ClaimResult> claimWaiting(String storageKey) {
-		Duration wait = this.settings.conflictWaitTimeout();
-		if (wait.isZero()) {
-			return this.store.claim(storageKey, this.settings.lockTtl());
-		}
-		return Mono.defer(() -> claimWaiting(storageKey, System.nanoTime() + wait.toNanos(), 10));
-	}
-
-	private Mono<ClaimResult> claimWaiting(String storageKey, long deadline, long pauseMillis) {
-		return this.store.claim(storageKey, this.settings.lockTtl()).flatMap((claim) -> {
-			long remainingMillis = (deadline - System.nanoTime()) / 1_000_000;
-			if (!(claim instanceof ClaimResult.InProgress) || remainingMillis <= 0) {
-				return Mono.just(claim);
-			}
-			// flatMap, not then(defer): then() drops a claim answered as the request is
-			// cancelled without a discard hook seeing it, and its lease would be lost
-			return Mono.delay(Duration.ofMillis(Math.min(pauseMillis, remainingMillis)))
-				.flatMap((tick) -> claimWaiting(storageKey, deadline, Math.min(pauseMillis * 2, 200)));
-		});
-	}
-
-	private Mono<Void> execute(ServerWebExchange exchange, WebFilterChain chain, ReactiveExecution execution) {
+	private Mono<Void> execute(ServerWebExchange exchange, WebFilterChain chain, String storageKey,
+			ReactiveExecution execution) {
 		CapturingServerHttpResponse response = new CapturingServerHttpResponse(exchange.getResponse(), execution,
 				this.settings::isReplayable);
 		ServerWebExchange protectedExchange = exchange.mutate().response(response).build();
-		execution.startRenewal();
+		execution.start();
 		this.listener.onRequest(RequestOutcome.EXECUTED);
+		CurrentIdempotentCall current = CurrentIdempotentCall.of(storageKey);
 		return chain.filter(protectedExchange)
 			.onErrorResume((ex) -> execution.fail().then(Mono.error(ex)))
 			.then(Mono.defer(response::settleWithoutBody))
-			.doOnCancel(execution::cancel);
+			.doOnCancel(execution::cancel)
+			.contextWrite((context) -> context.put(CurrentIdempotentCall.CONTEXT_KEY, current));
 	}
 
 	private Mono<Void> replay(ServerWebExchange exchange, WebFilterChain chain, StoredRecord record,

@@ -9,6 +9,7 @@ import reactor.core.publisher.Mono;
 import dev.idempo.core.FingerprintOptions;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.ResponseStoragePolicy;
 import dev.idempo.store.OffloadedLockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;
@@ -32,7 +33,7 @@ class IdempotencyGatewayFilterFactoryTests {
 	private final IdempotencyGatewayFilterFactory factory = new IdempotencyGatewayFilterFactory(
 			new IdempotencyWebFilter(new OffloadedLockingStore(new InMemoryLockingStore(Clock.systemUTC(), 10, 1024)),
 					this.policies, (exchange) -> Mono.empty(), new DefaultReactiveCallerScopeResolver(),
-					IdempotencyListener.NONE, IdempotencySettings.defaults()),
+					IdempotencyListener.NONE, IdempotencySettings.defaults(), new LeaseRenewer()),
 			this.policies);
 
 	@Test

@@ -14,6 +14,7 @@ import dev.idempo.Idempotent;
 import dev.idempo.core.FingerprintOptions;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.LeaseRenewer;
 import dev.idempo.core.ResponseStoragePolicy;
 import dev.idempo.core.StorageKeys;
 import dev.idempo.store.ClaimResult;
@@ -40,13 +41,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class IdempotencyWebFilterTests {
 
+	private static final LeaseRenewer RENEWER = new LeaseRenewer();
+
 	private final InMemoryLockingStore memory = new InMemoryLockingStore(Clock.systemUTC(), 1000, 1 << 20);
 
 	private final IdempotencyWebFilter filter = new IdempotencyWebFilter(new OffloadedLockingStore(this.memory),
 			new IdempotentHandlerPolicies((value) -> value, Duration.ofHours(1), false, ResponseStoragePolicy.DEFAULT,
 					FingerprintOptions.NONE),
 			(exchange) -> Mono.just(handler()), new DefaultReactiveCallerScopeResolver(), IdempotencyListener.NONE,
-			IdempotencySettings.defaults());
+			IdempotencySettings.defaults(), RENEWER);
 
 	@Test
 	void cancelledRequestReleasesItsKey() throws Exception {
@@ -129,7 +132,7 @@ class IdempotencyWebFilterTests {
 				new IdempotentHandlerPolicies((value) -> value, Duration.ofHours(1), false,
 						ResponseStoragePolicy.DEFAULT, FingerprintOptions.NONE),
 				(exchange) -> Mono.just(handler()), new DefaultReactiveCallerScopeResolver(), IdempotencyListener.NONE,
-				settings);
+				settings, RENEWER);
 	}
 
 	private static MockServerWebExchange exchange(String key) {
