@@ -15,7 +15,7 @@ import dev.idempo.Idempotent;
 import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempo.core.CompositeIdempotencyListener;
 import dev.idempo.core.IdempotencyListener;
-import dev.idempo.core.LeaseRenewer;
+import dev.idempo.flow.LeaseRenewer;
 import dev.idempo.core.LocallyCachedLockingStore;
 import dev.idempo.core.ObservedLockingStore;
 import dev.idempo.core.ObservedReactiveLockingStore;

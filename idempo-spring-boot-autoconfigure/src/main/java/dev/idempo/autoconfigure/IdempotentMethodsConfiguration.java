@@ -8,7 +8,7 @@ import tools.jackson.databind.json.JsonMapper;
 import dev.idempo.IdempotencyTemplate;
 import dev.idempo.core.CompositeIdempotencyListener;
 import dev.idempo.core.IdempotencyListener;
-import dev.idempo.core.LeaseRenewer;
+import dev.idempo.flow.LeaseRenewer;
 import dev.idempo.core.ObservedLockingStore;
 import dev.idempo.core.ObservedReactiveLockingStore;
 import dev.idempo.method.IdempotentCalls;

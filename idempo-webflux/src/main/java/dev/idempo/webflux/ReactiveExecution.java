@@ -9,7 +9,7 @@ import dev.idempo.core.CapturedResponse;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.Source;
 import dev.idempo.core.IdempotencySettings;
-import dev.idempo.core.ReactiveClaimMode.ReactiveHold;
+import dev.idempo.flow.ReactiveClaimMode.ReactiveHold;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.StoredRecord;
 

@@ -9,7 +9,7 @@ import reactor.core.publisher.Mono;
 import dev.idempo.core.FingerprintOptions;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencySettings;
-import dev.idempo.core.LeaseRenewer;
+import dev.idempo.flow.LeaseRenewer;
 import dev.idempo.core.ResponseStoragePolicy;
 import dev.idempo.store.OffloadedLockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;

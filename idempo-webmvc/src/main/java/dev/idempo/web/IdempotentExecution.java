@@ -13,13 +13,13 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.core.ClaimMode;
+import dev.idempo.flow.ClaimMode;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencySettings;
-import dev.idempo.core.LeaseRenewer;
-import dev.idempo.core.PlainClaimMode;
+import dev.idempo.flow.LeaseRenewer;
+import dev.idempo.flow.PlainClaimMode;
 import dev.idempo.core.ResponseStoragePolicy;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;

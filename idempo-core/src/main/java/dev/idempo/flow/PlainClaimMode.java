@@ -1,9 +1,11 @@
-package dev.idempo.core;
+package dev.idempo.flow;
 
 import java.time.Duration;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.ObservedLockingStore;
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;

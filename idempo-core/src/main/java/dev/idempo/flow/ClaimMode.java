@@ -1,4 +1,4 @@
-package dev.idempo.core;
+package dev.idempo.flow;
 
 import java.time.Duration;
 

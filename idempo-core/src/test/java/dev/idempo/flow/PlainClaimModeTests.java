@@ -1,4 +1,4 @@
-package dev.idempo.core;
+package dev.idempo.flow;
 
 import java.time.Duration;
 import java.util.List;
@@ -7,6 +7,7 @@ import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import dev.idempo.core.IdempotencySettings;
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.store.memory.InMemoryLockingStore;

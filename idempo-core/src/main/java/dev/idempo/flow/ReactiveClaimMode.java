@@ -1,4 +1,4 @@
-package dev.idempo.core;
+package dev.idempo.flow;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -9,10 +9,12 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
-import dev.idempo.core.ClaimMode.Claim;
-import dev.idempo.core.ClaimMode.Held;
-import dev.idempo.core.ClaimMode.InProgress;
-import dev.idempo.core.ClaimMode.Replay;
+import dev.idempo.core.IdempotencyListener;
+import dev.idempo.core.IdempotencySettings;
+import dev.idempo.flow.ClaimMode.Claim;
+import dev.idempo.flow.ClaimMode.Held;
+import dev.idempo.flow.ClaimMode.InProgress;
+import dev.idempo.flow.ClaimMode.Replay;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencyListener.Source;
