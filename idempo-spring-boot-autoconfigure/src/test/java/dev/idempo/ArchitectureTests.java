@@ -45,8 +45,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * whose {@code ClaimMode} (in {@code flow}) it implements.</li>
  * <li>{@code web}, {@code webflux}, {@code method}: the entry points, adapters over
  * {@code flow}; depend on {@code core}, {@code flow}, {@code store} and
- * {@code transaction} (and the annotations and exceptions of the root
- * package), never on a store implementation nor on each other.</li>
+ * {@code transaction} (and the annotations and exceptions of the root package), never on
+ * a store implementation nor on each other.</li>
  * <li>{@code client}, {@code actuate}, {@code openapi}: leaves that use {@code core} (and
  * the SPI, or the web layer's declarations).</li>
  * <li>{@code autoconfigure}: wires everything; nothing depends on it.</li>
@@ -206,15 +206,15 @@ class ArchitectureTests {
 	/**
 	 * The decision tree of a request lives once: outside the stores (and their
 	 * decorators, which implement the SPI), only the flow matches on what a claim found.
-	 * Entry points take the flow's {@code Claim} instead, so that a new one (gRPC, GraphQL,
-	 * messages) is an adapter rather than another copy of the decisions.
+	 * Entry points take the flow's {@code Claim} instead, so that a new one (gRPC,
+	 * GraphQL, messages) is an adapter rather than another copy of the decisions.
 	 */
 	@Test
 	void onlyTheFlowAndTheStoresMatchOnClaimResults() {
-		onlyTheFlowAndTheStoresMatchOnClaimResults().check(MAIN);
+		claimResultsOnlyInTheFlow().check(MAIN);
 	}
 
-	static ArchRule onlyTheFlowAndTheStoresMatchOnClaimResults() {
+	static ArchRule claimResultsOnlyInTheFlow() {
 		return noClasses().that()
 			.resideOutsideOfPackages("dev.idempo.flow..", "dev.idempo.store..")
 			.and()
@@ -230,7 +230,7 @@ class ArchitectureTests {
 	@Test
 	void theClaimResultRuleFailsWhenAnEntryPointMatchesOnAClaimResult() {
 		JavaClasses offender = new ClassFileImporter().importClasses(WebMatchingAClaimResult.class);
-		EvaluationResult result = onlyTheFlowAndTheStoresMatchOnClaimResults().evaluate(offender);
+		EvaluationResult result = claimResultsOnlyInTheFlow().evaluate(offender);
 		assertThat(result.hasViolation()).isTrue();
 	}
 

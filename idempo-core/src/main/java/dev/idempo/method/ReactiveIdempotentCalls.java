@@ -1,6 +1,7 @@
 package dev.idempo.method;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -15,8 +16,6 @@ import tools.jackson.core.JacksonException;
 import dev.idempo.IdempotencyInProgressException;
 import dev.idempo.IdempotencyKeyReusedException;
 import dev.idempo.flow.ClaimMode.Claim;
-import dev.idempo.flow.ClaimMode.Held;
-import dev.idempo.flow.ClaimMode.Replay;
 import dev.idempo.core.CurrentIdempotentCall;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
@@ -24,6 +23,7 @@ import dev.idempo.core.IdempotencyListener.RequestOutcome;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.flow.LeaseRenewer;
 import dev.idempo.flow.ReactiveClaimMode;
+import dev.idempo.flow.RequestFlow;
 import dev.idempo.flow.ReactiveClaimMode.ReactiveHold;
 import dev.idempo.core.StorageKeys;
 import dev.idempo.store.ReactiveLockingStore;
@@ -59,6 +59,8 @@ public final class ReactiveIdempotentCalls {
 
 	private static final Log logger = LogFactory.getLog(ReactiveIdempotentCalls.class);
 
+	private final RequestFlow flow;
+
 	private final ReactiveClaimMode claims;
 
 	private final IdempotencyListener listener;
@@ -79,6 +81,7 @@ public final class ReactiveIdempotentCalls {
 	public ReactiveIdempotentCalls(ReactiveLockingStore store, IdempotencyListener listener,
 			IdempotencySettings settings, JsonResults results, LeaseRenewer leaseRenewer) {
 		Assert.notNull(store, "'store' must not be null");
+		this.flow = new RequestFlow(settings);
 		this.claims = new ReactiveClaimMode(store, settings, leaseRenewer, listener);
 		this.listener = listener;
 		this.settings = settings;
@@ -132,19 +135,22 @@ public final class ReactiveIdempotentCalls {
 
 	private Mono<Object> answer(IdempotentCalls.Call call, String storageKey, Claim<ReactiveHold> claim,
 			IdempotentCalls.Work work) {
-		if (claim instanceof Replay<ReactiveHold> replay) {
+		RequestFlow.Decision<ReactiveHold> decision = this.flow.decide(claim,
+				(stored) -> IdempotentCalls.isSameCall(call, stored), List.of());
+		if (decision instanceof RequestFlow.Execute<ReactiveHold> execute) {
+			return run(call, storageKey, execute.hold(), work);
+		}
+		if (decision instanceof RequestFlow.Replay<ReactiveHold> replay) {
 			return replay(call, replay.record());
 		}
-		if (claim instanceof Held<ReactiveHold> held) {
-			return run(call, storageKey, held.hold(), work);
-		}
-		this.listener.onRequest(call.source(), RequestOutcome.CONFLICT);
-		return Mono.error(new IdempotencyInProgressException(call.scope()));
+		RequestFlow.Rejection rejection = ((RequestFlow.Reject<ReactiveHold>) decision).rejection();
+		this.listener.onRequest(call.source(), rejection.outcome());
+		return Mono.error(IdempotentCalls.rejected(call, rejection));
 	}
 
 	private Mono<Object> storeFailed(IdempotentCalls.Call call, String storageKey, IdempotentCalls.Work work,
 			ClaimFailure failure) {
-		if (!this.settings.failOpen()) {
+		if (!(this.flow.storeFailed(this.settings.failOpen()) instanceof RequestFlow.Unprotected<?>)) {
 			this.listener.onRequest(call.source(), RequestOutcome.STORE_ERROR);
 			return Mono.error(failure.getCause());
 		}
@@ -203,11 +209,6 @@ public final class ReactiveIdempotentCalls {
 	}
 
 	private Mono<Object> replay(IdempotentCalls.Call call, StoredRecord record) {
-		String fingerprint = call.fingerprint();
-		if (fingerprint != null && !fingerprint.equals(record.fingerprint())) {
-			this.listener.onRequest(call.source(), RequestOutcome.MISMATCH);
-			return Mono.error(new IdempotencyKeyReusedException(call.scope()));
-		}
 		Object result;
 		try {
 			result = this.results.decode(record.response(), call.resultType());

@@ -1,6 +1,5 @@
 package dev.idempo.webflux;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,17 +14,14 @@ import reactor.core.publisher.Mono;
 
 import dev.idempo.Idempotent;
 import dev.idempo.core.CapturedResponse;
-import dev.idempo.flow.ClaimMode;
 import dev.idempo.core.CurrentIdempotentCall;
 import dev.idempo.core.FingerprintOptions;
-import dev.idempo.core.IdempotencyKeyParser;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.RequestOutcome;
 import dev.idempo.core.IdempotencyProblemType;
 import dev.idempo.core.IdempotencySettings;
-import dev.idempo.core.IdempotentRoute;
-import dev.idempo.core.InvalidIdempotencyKeyException;
 import dev.idempo.flow.LeaseRenewer;
+import dev.idempo.flow.RequestFlow;
 import dev.idempo.core.ProblemJson;
 import dev.idempo.flow.ReactiveClaimMode;
 import dev.idempo.flow.ReactiveClaimMode.ReactiveHold;
@@ -71,6 +67,8 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyWebFilter.class);
 
+	private final RequestFlow flow;
+
 	private final ReactiveClaimMode claims;
 
 	private final IdempotentHandlerPolicies policies;
@@ -115,6 +113,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	public IdempotencyWebFilter(ReactiveLockingStore store, IdempotentHandlerPolicies policies,
 			List<? extends HandlerMapping> handlerMappings, ReactiveCallerScopeResolver callerScopes,
 			IdempotencyListener listener, IdempotencySettings settings, LeaseRenewer leaseRenewer) {
+		this.flow = new RequestFlow(settings);
 		this.claims = new ReactiveClaimMode(store, settings, leaseRenewer, listener);
 		this.policies = policies;
 		this.handlerMappings = List.copyOf(handlerMappings);
@@ -139,7 +138,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-		if (!IdempotentRoute.PROTECTED_METHODS.contains(exchange.getRequest().getMethod().name())) {
+		if (!RequestFlow.takesPart(exchange.getRequest().getMethod().name())) {
 			return chain.filter(exchange);
 		}
 		// the lookup runs again in the DispatcherHandler: mappings write what they
@@ -170,7 +169,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * @return completion of the exchange
 	 */
 	Mono<Void> protect(ServerWebExchange exchange, WebFilterChain chain, IdempotentHandlerPolicies.Policy policy) {
-		if (!IdempotentRoute.PROTECTED_METHODS.contains(exchange.getRequest().getMethod().name())) {
+		if (!RequestFlow.takesPart(exchange.getRequest().getMethod().name())) {
 			return chain.filter(exchange);
 		}
 		return protectKeyed(exchange, chain, policy);
@@ -178,19 +177,11 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	private Mono<Void> protectKeyed(ServerWebExchange exchange, WebFilterChain chain,
 			IdempotentHandlerPolicies.Policy policy) {
-		String key;
-		try {
-			key = IdempotencyKeyParser.parse(keyHeaders(exchange.getRequest()));
+		RequestFlow.KeyOutcome key = this.flow.key(keyHeaders(exchange.getRequest()), policy.required());
+		if (key instanceof RequestFlow.Rejection rejection) {
+			return reject(exchange, rejection);
 		}
-		catch (InvalidIdempotencyKeyException ex) {
-			return reject(exchange, RequestOutcome.INVALID_KEY, IdempotencyProblemType.INVALID_KEY,
-					ex.getMessage() + ".", null);
-		}
-		if (key == null) {
-			if (policy.required() || this.settings.keyRequired()) {
-				return reject(exchange, RequestOutcome.MISSING_KEY, IdempotencyProblemType.MISSING_KEY,
-						"This endpoint requires an " + this.settings.keyHeader() + " header.", null);
-			}
+		if (!(key instanceof RequestFlow.Keyed keyed)) {
 			return chain.filter(exchange);
 		}
 		return this.callerScopes.resolve(exchange)
@@ -198,13 +189,10 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 					"The ReactiveCallerScopeResolver " + this.callerScopes + " completed without a caller scope")))
 			.flatMap((scope) -> readBody(exchange, policy.fingerprint()).flatMap((body) -> {
 				if (body.fingerprint() == null) {
-					return reject(exchange, RequestOutcome.REQUEST_TOO_LARGE, IdempotencyProblemType.REQUEST_TOO_LARGE,
-							"The request body is larger than " + this.settings.maxRequestSize()
-									+ " bytes, the most an idempotent request may send.",
-							null);
+					return reject(exchange, this.flow.tooLarge(this.settings.maxRequestSize()));
 				}
 				return claim(body.exchange(), chain,
-						new Claiming(StorageKeys.of(scope, key), body.fingerprint(), policy));
+						new Claiming(StorageKeys.of(scope, keyed.key()), body.fingerprint(), policy));
 			}));
 	}
 
@@ -261,28 +249,50 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	}
 
 	/**
-	 * Claims the key, then replays, answers 409 or 422, refuses or runs the handler
-	 * unprotected if the store fails, or runs the handler under the claim.
+	 * Claims the key, and answers as the flow decides: replays, answers 409 or 422,
+	 * refuses or runs the handler unprotected if the store fails, or runs the handler
+	 * under the claim.
 	 */
 	private Mono<Void> claim(ServerWebExchange exchange, WebFilterChain chain, Claiming claiming) {
+		List<String> headers = claiming.policy().fingerprint().headers();
 		return this.claims.claim(claiming.storageKey(), this.settings.conflictWaitTimeout())
-			.<Object>map((claim) -> claim)
-			.onErrorResume((ex) -> Mono.just(new StoreFailure(ex)))
-			.flatMap((outcome) -> {
-				if (outcome instanceof StoreFailure failure) {
-					return storeFailed(exchange, chain, failure.cause());
-				}
-				if (outcome instanceof ClaimMode.Replay<?> replay) {
-					return replay(exchange, chain, replay.record(), claiming);
-				}
-				if (outcome instanceof ClaimMode.Held<?> held) {
-					return execute(exchange, chain, claiming.storageKey(), new ReactiveExecution(
-							(ReactiveHold) held.hold(), this.settings, claiming.fingerprint(), claiming.policy()));
-				}
-				return reject(exchange, RequestOutcome.CONFLICT, IdempotencyProblemType.IN_PROGRESS,
-						"A request with the same idempotency key is still being processed; retry later.",
-						this.settings.conflictRetryAfter());
-			});
+			.map((claim) -> this.flow.decide(claim, claiming.fingerprint()::equals, headers))
+			.onErrorResume((ex) -> {
+				logStoreFailure(ex);
+				return Mono.just(this.flow.storeFailed(this.settings.failOpen()));
+			})
+			.flatMap((decision) -> answer(exchange, chain, claiming, decision));
+	}
+
+	private Mono<Void> answer(ServerWebExchange exchange, WebFilterChain chain, Claiming claiming,
+			RequestFlow.Decision<ReactiveHold> decision) {
+		if (decision instanceof RequestFlow.Execute<ReactiveHold> execute) {
+			return execute(exchange, chain, claiming.storageKey(),
+					new ReactiveExecution(execute.hold(), this.flow, claiming.fingerprint(), claiming.policy()));
+		}
+		return answerUnclaimed(exchange, chain, decision);
+	}
+
+	/** Answers a decision that holds no claim: a replay, a rejection, or fail-open. */
+	private Mono<Void> answerUnclaimed(ServerWebExchange exchange, WebFilterChain chain,
+			RequestFlow.Decision<ReactiveHold> decision) {
+		if (decision instanceof RequestFlow.Replay<ReactiveHold> replay) {
+			return replay(exchange, chain, replay.record());
+		}
+		if (decision instanceof RequestFlow.Reject<ReactiveHold> reject) {
+			return reject(exchange, reject.rejection());
+		}
+		this.listener.onRequest(RequestOutcome.UNPROTECTED);
+		return chain.filter(exchange);
+	}
+
+	private void logStoreFailure(Throwable ex) {
+		if (this.settings.failOpen()) {
+			logger.warn("Idempotency store failed; running the handler unprotected (fail-open)", ex);
+		}
+		else {
+			logger.warn("Idempotency store failed; refusing the request (fail-closed)", ex);
+		}
 	}
 
 	/**
@@ -305,21 +315,14 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 			.contextWrite((context) -> context.put(CurrentIdempotentCall.CONTEXT_KEY, current));
 	}
 
-	private Mono<Void> replay(ServerWebExchange exchange, WebFilterChain chain, StoredRecord record,
-			Claiming claiming) {
-		if (!record.fingerprint().equals(claiming.fingerprint())) {
-			List<String> headers = claiming.policy().fingerprint().headers();
-			return reject(exchange, RequestOutcome.MISMATCH, IdempotencyProblemType.KEY_REUSED,
-					"This idempotency key was already used with a different request (method, path, query or body"
-							+ (headers.isEmpty() ? "" : ", or the value of " + String.join(", ", headers)) + ").",
-					null);
-		}
+	private Mono<Void> replay(ServerWebExchange exchange, WebFilterChain chain, StoredRecord record) {
 		CapturedResponse stored;
 		try {
 			stored = ResponseEnvelope.decode(record.response());
 		}
 		catch (IllegalArgumentException ex) {
-			return storeFailed(exchange, chain, ex);
+			logStoreFailure(ex);
+			return answerUnclaimed(exchange, chain, this.flow.storeFailed(this.settings.failOpen()));
 		}
 		ServerHttpResponse response = exchange.getResponse();
 		response.setStatusCode(HttpStatusCode.valueOf(stored.status()));
@@ -337,34 +340,18 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 		return write(response, stored.body());
 	}
 
-	/**
-	 * The store failed: the handler runs unprotected if idempo fails open, else the
-	 * request is refused.
-	 */
-	private Mono<Void> storeFailed(ServerWebExchange exchange, WebFilterChain chain, Throwable ex) {
-		if (this.settings.failOpen()) {
-			logger.warn("Idempotency store failed; running the handler unprotected (fail-open)", ex);
-			this.listener.onRequest(RequestOutcome.UNPROTECTED);
-			return chain.filter(exchange);
-		}
-		logger.warn("Idempotency store failed; refusing the request (fail-closed)", ex);
-		return reject(exchange, RequestOutcome.STORE_ERROR, IdempotencyProblemType.STORE_UNAVAILABLE,
-				"The idempotency store is unavailable; the request was not processed. Retry later.",
-				this.settings.storeFailureRetryAfter());
-	}
-
-	private Mono<Void> reject(ServerWebExchange exchange, RequestOutcome outcome, IdempotencyProblemType problem,
-			String detail, @Nullable Duration retryAfter) {
+	private Mono<Void> reject(ServerWebExchange exchange, RequestFlow.Rejection rejection) {
 		ServerHttpResponse response = exchange.getResponse();
+		IdempotencyProblemType problem = rejection.problem();
 		response.setStatusCode(HttpStatusCode.valueOf(problem.status()));
 		HttpHeaders headers = response.getHeaders();
-		if (retryAfter != null) {
-			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(ProblemJson.seconds(retryAfter)));
+		if (rejection.retryAfter() != null) {
+			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(ProblemJson.seconds(rejection.retryAfter())));
 		}
 		headers.set(HttpHeaders.CONTENT_TYPE, ProblemJson.MEDIA_TYPE);
-		this.listener.onRequest(outcome);
-		return write(response,
-				ProblemJson.render(ProblemJson.members(problem, detail, exchange.getRequest().getURI().getRawPath())));
+		this.listener.onRequest(rejection.outcome());
+		return write(response, ProblemJson
+			.render(ProblemJson.members(problem, rejection.detail(), exchange.getRequest().getURI().getRawPath())));
 	}
 
 	private static Mono<Void> write(ServerHttpResponse response, byte[] body) {

@@ -8,9 +8,9 @@ import reactor.core.publisher.Mono;
 import dev.idempo.core.CapturedResponse;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.Source;
-import dev.idempo.core.IdempotencySettings;
 import dev.idempo.flow.ReactiveClaimMode.ReactiveHold;
 import dev.idempo.core.ResponseEnvelope;
+import dev.idempo.flow.RequestFlow;
 import dev.idempo.store.StoredRecord;
 
 /**
@@ -25,16 +25,16 @@ final class ReactiveExecution {
 
 	private final ReactiveHold hold;
 
-	private final IdempotencySettings settings;
+	private final RequestFlow flow;
 
 	private final String fingerprint;
 
 	private final IdempotentHandlerPolicies.Policy policy;
 
-	ReactiveExecution(ReactiveHold hold, IdempotencySettings settings, String fingerprint,
+	ReactiveExecution(ReactiveHold hold, RequestFlow flow, String fingerprint,
 			IdempotentHandlerPolicies.Policy policy) {
 		this.hold = hold;
-		this.settings = settings;
+		this.flow = flow;
 		this.fingerprint = fingerprint;
 		this.policy = policy;
 	}
@@ -66,7 +66,7 @@ final class ReactiveExecution {
 		if (this.hold.isEnded()) {
 			return Mono.empty();
 		}
-		NotStoredReason reason = notStoredReason(status, body.length);
+		NotStoredReason reason = this.flow.notStored(presetReason(), this.policy.responses(), status, body.length);
 		if (reason != NotStoredReason.NONE) {
 			return this.hold.release(Source.WEB, reason);
 		}
@@ -100,16 +100,6 @@ final class ReactiveExecution {
 	 */
 	void cancel() {
 		this.hold.release(Source.WEB, NotStoredReason.CANCELLED).subscribe();
-	}
-
-	private NotStoredReason notStoredReason(int status, int size) {
-		if (!this.policy.cacheResponse()) {
-			return NotStoredReason.DISABLED;
-		}
-		if (size > this.settings.maxResponseSize()) {
-			return NotStoredReason.TOO_LARGE;
-		}
-		return this.policy.responses().isStored(status) ? NotStoredReason.NONE : NotStoredReason.STATUS;
 	}
 
 }
