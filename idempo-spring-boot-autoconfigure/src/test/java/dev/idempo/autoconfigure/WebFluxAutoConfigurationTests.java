@@ -1,6 +1,8 @@
 package dev.idempo.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
 
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -16,11 +18,15 @@ import dev.idempo.web.IdempotencyInterceptor;
 import dev.idempo.webflux.IdempotencyWebFilter;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.io.support.SpringFactoriesLoader;
+import org.springframework.core.io.support.SpringFactoriesLoader.FailureHandler;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -29,7 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The WebFlux side of {@link IdempotencyAutoConfiguration}: the web filter in reactive
  * applications only, the offloaded reactive store unless one is defined, and
- * transactional handlers refused at start-up.
+ * transactional handlers and bad TTLs refused at start-up with Boot's failure report.
  *
  * @author idempo
  */
@@ -74,12 +80,61 @@ class WebFluxAutoConfigurationTests {
 	}
 
 	@Test
+	void transactionalHandlerGetsAFailureReportNamingItAndWhatToDo() {
+		this.contextRunner.withUserConfiguration(TransactionalController.class).run((context) -> {
+			FailureAnalysis analysis = analyze(context.getStartupFailure());
+			assertThat(analysis.getDescription()).startsWith("idempo cannot protect the WebFlux handler ")
+				.contains(TransactionalController.class.getName() + "#pay()")
+				.contains("@Idempotent(transactional = true)");
+			assertThat(analysis.getAction())
+				.startsWith("Remove transactional = true from the handler, or serve it from a Spring MVC application");
+		});
+	}
+
+	@Test
+	void transactionalPropertyGetsAFailureReportNamingTheHandlerAndTheProperty() {
+		this.contextRunner.withUserConfiguration(IdempotentController.class)
+			.withPropertyValues("idempo.transactional=true")
+			.run((context) -> {
+				FailureAnalysis analysis = analyze(context.getStartupFailure());
+				assertThat(analysis.getDescription()).contains(IdempotentController.class.getName() + "#pay()")
+					.contains("idempo.transactional=true");
+				assertThat(analysis.getAction()).startsWith("Set idempo.transactional=false");
+			});
+	}
+
+	@Test
 	void badTtlFailsStartUpNamingTheHandler() {
 		this.contextRunner.withUserConfiguration(BadTtlController.class).run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).hasMessageContaining("@Idempotent(ttl = \"soon\")")
 				.hasMessageContaining("BadTtlController#pay");
+			FailureAnalysis analysis = analyze(context.getStartupFailure());
+			assertThat(analysis.getDescription()).contains(BadTtlController.class.getName() + "#pay()")
+				.contains("'soon' is not a valid duration");
+			assertThat(analysis.getAction()).contains("a positive Spring duration of at most 36500d");
 		});
+	}
+
+	/**
+	 * What idempo's failure analyzers, as {@code META-INF/spring.factories} registers
+	 * them for Boot's failure report, make of a start-up failure. Boot's own analyzers,
+	 * which need constructor arguments, are left out.
+	 * @param failure the start-up failure
+	 * @return the first analysis
+	 */
+	private static FailureAnalysis analyze(Throwable failure) {
+		List<FailureAnalyzer> analyzers = SpringFactoriesLoader
+			.forDefaultResourceLocation(WebFluxAutoConfigurationTests.class.getClassLoader())
+			.load(FailureAnalyzer.class, FailureHandler.handleMessage((message, ex) -> {
+			}));
+		List<FailureAnalysis> analyses = analyzers.stream()
+			.filter((analyzer) -> analyzer.getClass().getName().startsWith("dev.idempo."))
+			.map((analyzer) -> analyzer.analyze(failure))
+			.filter(Objects::nonNull)
+			.toList();
+		assertThat(analyses).as("analyses of %s", failure).isNotEmpty();
+		return analyses.get(0);
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -116,6 +171,17 @@ class WebFluxAutoConfigurationTests {
 
 		@PostMapping("/pay")
 		@Idempotent(transactional = true)
+		Mono<String> pay() {
+			return Mono.just("paid");
+		}
+
+	}
+
+	@RestController
+	static class IdempotentController {
+
+		@PostMapping("/pay")
+		@Idempotent
 		Mono<String> pay() {
 			return Mono.just("paid");
 		}
