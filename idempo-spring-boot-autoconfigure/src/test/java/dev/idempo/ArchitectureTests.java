@@ -48,7 +48,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code transaction} (and the annotations and exceptions of the root package), never on
  * a store implementation nor on each other.</li>
  * <li>{@code client}, {@code actuate}, {@code openapi}: leaves that use {@code core} (and
- * the SPI, or the web layer's declarations).</li>
+ * the SPI, or the web layer's declarations); {@code actuate} uses no web layer, so that
+ * the endpoint and the health indicator serve every stack.</li>
  * <li>{@code autoconfigure}: wires everything; nothing depends on it.</li>
  * </ul>
  * The root package ({@code dev.idempo}: {@code @Idempotent}, its exceptions and
@@ -60,11 +61,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>
  * The packages are cut into Maven modules (CONTRIBUTING.md, "Modules"):
  * {@code idempo-core} (the root package, {@code core}, {@code flow}, {@code store},
- * {@code store.memory}, {@code method}, {@code transaction}) at the bottom;
- * {@code idempo-webmvc} ({@code web}, {@code openapi}, {@code actuate}),
- * {@code idempo-webflux} ({@code webflux}), {@code idempo-store-redis},
- * {@code idempo-store-jdbc} and {@code idempo-client} each on {@code idempo-core} alone;
- * and {@code idempo-spring-boot-autoconfigure} over them all, used by none.
+ * {@code store.memory}, {@code method}, {@code transaction}, {@code actuate}) at the
+ * bottom; {@code idempo-webmvc} ({@code web}, {@code openapi}), {@code idempo-webflux}
+ * ({@code webflux}), {@code idempo-store-redis}, {@code idempo-store-jdbc} and
+ * {@code idempo-client} each on {@code idempo-core} alone; and
+ * {@code idempo-spring-boot-autoconfigure} over them all, used by none.
  *
  * @author idempo
  */
@@ -84,9 +85,11 @@ class ArchitectureTests {
 
 	private static Map<String, List<String>> modules() {
 		Map<String, List<String>> modules = new LinkedHashMap<>();
-		modules.put("idempo-core", List.of("dev.idempo", "dev.idempo.core..", "dev.idempo.flow..", "dev.idempo.store",
-				"dev.idempo.store.memory..", "dev.idempo.method..", "dev.idempo.transaction.."));
-		modules.put("idempo-webmvc", List.of("dev.idempo.web..", "dev.idempo.openapi..", "dev.idempo.actuate.."));
+		modules.put("idempo-core",
+				List.of("dev.idempo", "dev.idempo.core..", "dev.idempo.flow..", "dev.idempo.store",
+						"dev.idempo.store.memory..", "dev.idempo.method..", "dev.idempo.transaction..",
+						"dev.idempo.actuate.."));
+		modules.put("idempo-webmvc", List.of("dev.idempo.web..", "dev.idempo.openapi.."));
 		modules.put("idempo-webflux", List.of("dev.idempo.webflux.."));
 		modules.put("idempo-store-redis", List.of("dev.idempo.store.redis.."));
 		modules.put("idempo-store-jdbc", List.of("dev.idempo.store.jdbc.."));
@@ -196,7 +199,7 @@ class ArchitectureTests {
 			.whereLayer("Client")
 			.mayOnlyAccessLayers("Core")
 			.whereLayer("Actuate")
-			.mayOnlyAccessLayers("Core", "Store SPI", "Web")
+			.mayOnlyAccessLayers("Core", "Store SPI")
 			.whereLayer("OpenAPI")
 			.mayOnlyAccessLayers("Core", "Web")
 			.whereLayer("Autoconfigure")

@@ -8,14 +8,13 @@ import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.idempo.core.CallerScopes;
 import dev.idempo.core.CapturedResponse;
 import dev.idempo.core.ResponseEnvelope;
+import dev.idempo.core.StorageKeys;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.RecordState;
 import dev.idempo.store.StoredRecord;
-import dev.idempo.web.CallerScopeResolver;
-import dev.idempo.web.DefaultCallerScopeResolver;
-import dev.idempo.web.RequestFingerprint;
 
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
@@ -27,20 +26,28 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
  * idempotency key, and a way to evict a completed record (a support engineer unsticking a
  * client whose retries keep replaying a response that should run again).
  * <p>
- * A record belongs to a caller scope, which the {@link CallerScopeResolver} makes of the
- * request. Each operation takes the key and at most one of:
+ * A record belongs to a caller scope: the one the application's caller scope resolver
+ * ({@code CallerScopeResolver} on Spring MVC, {@code ReactiveCallerScopeResolver} on
+ * WebFlux) makes of a request, or an {@code @Idempotent} method's or the template's. Each
+ * operation takes the key and at most one of:
  * <ul>
- * <li>{@code principal}: the authenticated user's name, for the default resolver's
+ * <li>{@code principal}: the authenticated user's name, for the default resolvers'
  * {@code principal:<name>};</li>
  * <li>{@code authorization}: the {@code Authorization} header's value as the client sent
- * it, hashed here exactly as the default resolver hashes it (the value is never stored,
+ * it, hashed here exactly as the default resolvers hash it (the value is never stored,
  * logged or shown);</li>
- * <li>{@code scope}: the caller scope itself, as a custom resolver returns it, or as this
- * endpoint reports it;</li>
+ * <li>{@code scope}: the caller scope itself, as a custom resolver returns it, as a
+ * method's or the template's records have it, or as this endpoint reports it;</li>
  * </ul>
- * none of them meaning the default resolver's {@code anonymous}. {@code principal} and
- * {@code authorization} are refused (400) when the application replaced the default
+ * none of them meaning the default resolvers' {@code anonymous}. {@code principal} and
+ * {@code authorization} are refused (400) when the application replaced a default
  * resolver, whose scopes they would not match.
+ * <p>
+ * It needs no web stack, so it is the same on Spring MVC, on WebFlux and in an
+ * application without a web server (over JMX there). Its operations call the blocking
+ * {@link LockingStore}, as Actuator allows: on WebFlux, Actuator invokes an operation
+ * that returns no {@code Mono} on a {@code boundedElastic} thread, never on the event
+ * loop.
  * <p>
  * It reveals the stored response's status and headers, never its body unless
  * {@code idempo.endpoint.show-body} is set. Like every endpoint but health, it is not
@@ -58,26 +65,26 @@ public class IdempotencyEndpoint {
 	private final boolean showBody;
 
 	/**
-	 * Creates the endpoint for an application that uses the
-	 * {@link DefaultCallerScopeResolver}.
+	 * Creates the endpoint for an application whose requests idempo's default resolvers
+	 * scope, or that serves no web requests.
 	 * @param store the store
 	 * @param showBody whether stored bodies are shown
 	 */
 	public IdempotencyEndpoint(LockingStore store, boolean showBody) {
-		this(store, new DefaultCallerScopeResolver(), showBody);
+		this(store, true, showBody);
 	}
 
 	/**
 	 * Creates the endpoint.
 	 * @param store the store
-	 * @param callerScopeResolver the application's resolver: unless it is the
-	 * {@link DefaultCallerScopeResolver} itself, only {@code scope} selects a caller
+	 * @param defaultScopes whether the application's requests are scoped as idempo's
+	 * default resolvers scope them ({@link CallerScopes}): if not, {@code principal} and
+	 * {@code authorization} are refused and only {@code scope} selects a caller
 	 * @param showBody whether stored bodies are shown
 	 */
-	public IdempotencyEndpoint(LockingStore store, CallerScopeResolver callerScopeResolver, boolean showBody) {
+	public IdempotencyEndpoint(LockingStore store, boolean defaultScopes, boolean showBody) {
 		this.store = store;
-		// a subclass may resolve differently, so only the class itself is trusted
-		this.defaultScopes = callerScopeResolver.getClass() == DefaultCallerScopeResolver.class;
+		this.defaultScopes = defaultScopes;
 		this.showBody = showBody;
 	}
 
@@ -95,7 +102,7 @@ public class IdempotencyEndpoint {
 	public Map<String, Object> record(String key, @Nullable String scope, @Nullable String principal,
 			@Nullable String authorization) {
 		String callerScope = callerScope(scope, principal, authorization);
-		RecordState state = this.store.inspect(RequestFingerprint.storageKey(callerScope, key));
+		RecordState state = this.store.inspect(StorageKeys.of(callerScope, key));
 		Map<String, Object> report = new LinkedHashMap<>();
 		report.put("state", state.isAbsent() ? "absent" : (state.record() != null) ? "completed" : "in-flight");
 		report.put("inFlight", state.inFlight());
@@ -159,8 +166,8 @@ public class IdempotencyEndpoint {
 	public Map<String, Object> evict(String key, @Nullable String scope, @Nullable String principal,
 			@Nullable String authorization) {
 		String callerScope = callerScope(scope, principal, authorization);
-		return Map.of("evicted", this.store.evict(RequestFingerprint.storageKey(callerScope, key)), "scope",
-				callerScope, "store", this.store.name());
+		return Map.of("evicted", this.store.evict(StorageKeys.of(callerScope, key)), "scope", callerScope, "store",
+				this.store.name());
 	}
 
 	private String callerScope(@Nullable String scope, @Nullable String principal, @Nullable String authorization) {
@@ -174,15 +181,15 @@ public class IdempotencyEndpoint {
 			return scope;
 		}
 		if (!hasText(principal) && !hasText(authorization)) {
-			return DefaultCallerScopeResolver.ANONYMOUS;
+			return CallerScopes.ANONYMOUS;
 		}
 		if (!this.defaultScopes) {
-			throw new InvalidEndpointRequestException("The application declares its own CallerScopeResolver, "
-					+ "whose scopes principal and authorization cannot derive: pass the scope it returns as scope",
-					"Caller scope needed");
+			throw new InvalidEndpointRequestException("The application declares its own CallerScopeResolver "
+					+ "(or ReactiveCallerScopeResolver), whose scopes principal and authorization cannot derive: "
+					+ "pass the scope it returns as scope", "Caller scope needed");
 		}
-		return hasText(principal) ? DefaultCallerScopeResolver.principalScope(principal)
-				: DefaultCallerScopeResolver.authorizationScope(List.of(authorization));
+		return hasText(principal) ? CallerScopes.principal(principal)
+				: CallerScopes.authorization(List.of(authorization));
 	}
 
 	private static boolean hasText(@Nullable String value) {
