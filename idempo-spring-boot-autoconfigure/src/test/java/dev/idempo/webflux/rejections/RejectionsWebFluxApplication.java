@@ -17,7 +17,9 @@ import dev.idempo.core.IdempotencyListener;
 
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.security.config.web.server.ServerHttpSecurity;
 import org.springframework.security.web.server.SecurityWebFilterChain;
@@ -143,8 +145,12 @@ public class RejectionsWebFluxApplication {
 		}
 
 		@ExceptionHandler(IdempotencyInProgressException.class)
-		ResponseEntity<String> inProgress(IdempotencyInProgressException ex) {
-			return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body("charge busy, said the application");
+		ResponseEntity<ProblemDetail> inProgress(IdempotencyInProgressException ex) {
+			ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE,
+					"This charge is being processed; try again in a moment.");
+			return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+				.header(HttpHeaders.RETRY_AFTER, "2")
+				.body(problem);
 		}
 
 	}
