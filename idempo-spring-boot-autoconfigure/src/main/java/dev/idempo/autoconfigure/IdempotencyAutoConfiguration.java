@@ -26,6 +26,7 @@ import dev.idempo.web.BufferBudget;
 import dev.idempo.web.CallerScopeResolver;
 import dev.idempo.web.DefaultCallerScopeResolver;
 import dev.idempo.web.IdempotencyAsyncInterceptor;
+import dev.idempo.web.IdempotencyExceptionResolver;
 import dev.idempo.web.IdempotencyFilter;
 import dev.idempo.web.IdempotencyInterceptor;
 import dev.idempo.web.IdempotencyRequestListener;
@@ -40,6 +41,7 @@ import dev.idempo.transaction.TransactionalClaims;
 import dev.idempo.webflux.DefaultReactiveCallerScopeResolver;
 import dev.idempo.webflux.IdempotencyGatewayFilterFactory;
 import dev.idempo.webflux.IdempotencyRoutesGlobalFilter;
+import dev.idempo.webflux.IdempotencyWebExceptionHandler;
 import dev.idempo.webflux.IdempotencyWebFilter;
 import dev.idempo.webflux.IdempotentHandlerPolicies;
 import dev.idempo.webflux.ReactiveCallerScopeResolver;
@@ -242,6 +244,19 @@ public final class IdempotencyAutoConfiguration {
 			return interceptor;
 		}
 
+		/**
+		 * Answers a key in progress or reused that an idempotent method threw through a
+		 * handler, last among the exception resolvers: after the application's
+		 * {@code @ExceptionHandler} methods.
+		 */
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotencyExceptionResolver idempotencyExceptionResolver(IdempotencyProperties properties,
+				ObjectProvider<IdempotencyProblemCustomizer> problemCustomizers) {
+			return new IdempotencyExceptionResolver(properties.getConflict().getRetryAfter(),
+					problemCustomizers.orderedStream().toList());
+		}
+
 		@Bean
 		WebMvcConfigurer idempotencyWebMvcConfigurer(IdempotencyInterceptor interceptor) {
 			IdempotencyAsyncInterceptor asyncInterceptor = new IdempotencyAsyncInterceptor();
@@ -391,6 +406,17 @@ public final class IdempotencyAutoConfiguration {
 					properties.toSettings(), leaseRenewer);
 			filter.setOrder(properties.getFilterOrder());
 			return filter;
+		}
+
+		/**
+		 * Answers a key in progress or reused that an idempotent method threw through a
+		 * handler, after the application's {@code @ExceptionHandler} methods and before
+		 * Spring Boot's error handler.
+		 */
+		@Bean
+		@ConditionalOnMissingBean
+		IdempotencyWebExceptionHandler idempotencyWebExceptionHandler(IdempotencyProperties properties) {
+			return new IdempotencyWebExceptionHandler(properties.getConflict().getRetryAfter());
 		}
 
 		/**

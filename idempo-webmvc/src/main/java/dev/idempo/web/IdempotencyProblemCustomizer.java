@@ -6,10 +6,11 @@ import jakarta.servlet.http.HttpServletRequest;
 
 /**
  * Customizes idempo's own problem responses (400, 409, 413, 422, 503, and the 410 of a
- * transactional record): extra members such as a trace id, a localized title or detail.
- * Declare beans of this type; they run in order on the request thread, before the body is
- * written. The response is still written by idempo, never thrown, so no exception handler
- * can turn it into a 500.
+ * transactional record), and the 409 and 422 that {@link IdempotencyExceptionResolver}
+ * answers a key in progress or reused with: extra members such as a trace id, a localized
+ * title or detail. Declare beans of this type; they run in order on the request thread,
+ * before the body is written. The response is still written by idempo, never thrown, so
+ * no exception handler can turn it into a 500.
  *
  * @author idempo
  */
