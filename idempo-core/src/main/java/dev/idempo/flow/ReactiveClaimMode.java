@@ -133,8 +133,13 @@ public final class ReactiveClaimMode {
 		public void workStarted() {
 			ReactiveLockingStore store = ReactiveClaimMode.this.store;
 			if (this.renewal == null && !this.ended.get() && store.leaseExpires()) {
-				this.renewal = ReactiveClaimMode.this.leaseRenewer.renew(store, this.lease,
+				LeaseRenewer.Renewal renewal = ReactiveClaimMode.this.leaseRenewer.renew(store, this.lease,
 						ReactiveClaimMode.this.settings.lockTtl());
+				this.renewal = renewal;
+				// an end that ran meanwhile may have read no renewal to stop
+				if (this.ended.get()) {
+					renewal.stop();
+				}
 			}
 		}
 
