@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
 
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
@@ -87,10 +88,11 @@ public class LeaseRenewer implements DisposableBean {
 	/**
 	 * Renews {@code lease} on a non-blocking store, with the same semantics as
 	 * {@link #renew(LockingStore, Lease, Duration)}: the store's {@code Mono} is
-	 * subscribed from the timer thread (it never blocks), a renewal still under way when
-	 * the next one is due is not sent again, and a lease whose renewal was refused, or
-	 * that no renewal answered for a whole lock TTL, is lost. Safe to call on an event
-	 * loop: it only adds to a concurrent set.
+	 * subscribed on the renewal workers (so that a store that blocks its subscriber
+	 * delays no other lease), a renewal still under way when the next one is due is not
+	 * sent again, and a lease whose renewal was refused, or that no renewal answered for
+	 * a whole lock TTL, is lost. Safe to call on an event loop: it only adds to a
+	 * concurrent set.
 	 * @param store the store that granted the lease
 	 * @param lease the lease
 	 * @param lockTtl the lease length
@@ -301,8 +303,14 @@ public class LeaseRenewer implements DisposableBean {
 
 	}
 
-	/** A non-blocking store's renewal, subscribed from the timer thread. */
-	private static final class ReactiveRenewCall implements RenewCall {
+	/**
+	 * A non-blocking store's renewal, subscribed on the renewal workers rather than the
+	 * timer thread: a store whose {@code Mono} blocks its subscriber (an application's
+	 * own {@code ReactiveLockingStore} over blocking I/O) then delays only its own
+	 * renewal, never the sweep. A renewal that has not answered within a lock TTL is
+	 * given up (its subscription cancelled) and tried again at the next sweep.
+	 */
+	private final class ReactiveRenewCall implements RenewCall {
 
 		private final ReactiveLockingStore store;
 
@@ -318,25 +326,35 @@ public class LeaseRenewer implements DisposableBean {
 
 		@Override
 		public void renew(Renewal renewal, long now) {
+			try {
+				LeaseRenewer.this.workers.execute(() -> subscribe(renewal));
+			}
+			catch (RejectedExecutionException ex) {
+				renewal.inFlight.set(false);
+			}
+		}
+
+		private void subscribe(Renewal renewal) {
 			long started = System.nanoTime();
 			AtomicBoolean answered = new AtomicBoolean();
 			try {
-				this.store.renew(this.lease, this.lockTtl).subscribe((owned) -> {
-					if (answered.compareAndSet(false, true)) {
-						renewal.renewed(started, owned);
-					}
-				}, (ex) -> {
-					if (answered.compareAndSet(false, true)) {
-						renewal.failed(ex);
-					}
-				}, () -> {
-					if (answered.compareAndSet(false, true)) {
-						renewal.failed(null);
-					}
-				});
+				Mono.defer(() -> this.store.renew(this.lease, this.lockTtl))
+					.timeout(this.lockTtl)
+					.subscribe((owned) -> {
+						if (answered.compareAndSet(false, true)) {
+							renewal.renewed(started, owned);
+						}
+					}, (ex) -> {
+						if (answered.compareAndSet(false, true)) {
+							renewal.failed(ex);
+						}
+					}, () -> {
+						if (answered.compareAndSet(false, true)) {
+							renewal.failed(null);
+						}
+					});
 			}
 			catch (RuntimeException ex) {
-				// a store that throws instead of signalling
 				if (answered.compareAndSet(false, true)) {
 					renewal.failed(ex);
 				}

@@ -2,15 +2,20 @@ package dev.idempo.flow;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 import dev.idempo.store.ClaimResult;
+import dev.idempo.store.InlineLockingStore;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.LockingStoreException;
+import dev.idempo.store.ReactiveLockingStore;
 import dev.idempo.store.StoredRecord;
 import dev.idempo.store.memory.InMemoryLockingStore;
 
@@ -97,6 +102,67 @@ class LeaseRenewerTests {
 	}
 
 	/** The memory store, counting renewals, which it can refuse or fail. */
+	/**
+	 * A reactive store whose renewal blocks the thread that subscribes to it (an
+	 * application's own store over blocking I/O) delays only its own lease: the other
+	 * leases in flight, blocking and reactive, are still renewed.
+	 */
+	@Test
+	void reactiveRenewalThatBlocksItsSubscriberDelaysNoOtherLease() throws Exception {
+		Duration lockTtl = Duration.ofMillis(300);
+		CountDownLatch gate = new CountDownLatch(1);
+		AtomicInteger blockedRenewals = new AtomicInteger();
+		ReactiveLockingStore inline = new InlineLockingStore(this.store);
+		ReactiveLockingStore blocking = new ReactiveLockingStore() {
+
+			@Override
+			public Mono<ClaimResult> claim(String key, Duration ttl) {
+				return inline.claim(key, ttl);
+			}
+
+			@Override
+			public Mono<Boolean> complete(Lease lease, StoredRecord record, Duration ttl) {
+				return inline.complete(lease, record, ttl);
+			}
+
+			@Override
+			public Mono<Boolean> release(Lease lease) {
+				return inline.release(lease);
+			}
+
+			@Override
+			public Mono<Boolean> renew(Lease lease, Duration ttl) {
+				blockedRenewals.incrementAndGet();
+				// blocks whoever subscribes, as Mono.fromCallable over blocking I/O does
+				return Mono.fromCallable(() -> gate.await(30, TimeUnit.SECONDS));
+			}
+
+			@Override
+			public boolean leaseExpires() {
+				return true;
+			}
+
+		};
+		Lease stuck = ((ClaimResult.Acquired) this.store.claim("stuck", lockTtl)).lease();
+		Lease healthy = ((ClaimResult.Acquired) this.store.claim("healthy", lockTtl)).lease();
+		LeaseRenewer.Renewal stuckRenewal = this.renewer.renew(blocking, stuck, lockTtl);
+		LeaseRenewer.Renewal healthyRenewal = this.renewer.renew(inline, healthy, lockTtl);
+		try {
+			await().atMost(Duration.ofSeconds(10)).until(() -> blockedRenewals.get() >= 1);
+			int renewals = this.store.renewals.get();
+			// three renewals of the healthy lease after the stuck one blocked: a whole
+			// TTL
+			await().atMost(Duration.ofSeconds(10)).until(() -> this.store.renewals.get() >= renewals + 3);
+			assertThat(healthyRenewal.isLost()).isFalse();
+			assertThat(this.store.claim("healthy", lockTtl)).isInstanceOf(ClaimResult.InProgress.class);
+		}
+		finally {
+			gate.countDown();
+			stuckRenewal.stop();
+			healthyRenewal.stop();
+		}
+	}
+
 	private static final class CountingStore implements LockingStore {
 
 		private final LockingStore delegate;

@@ -81,7 +81,8 @@ class IdempotencyAutoConfigurationTests {
 	@Test
 	void reactiveCallsRunTheMemoryStoreInline() {
 		this.contextRunner.run((context) -> {
-			Object store = ReflectionTestUtils.getField(context.getBean(ReactiveIdempotentCalls.class), "store");
+			Object claims = ReflectionTestUtils.getField(context.getBean(ReactiveIdempotentCalls.class), "claims");
+			Object store = ReflectionTestUtils.getField(claims, "store");
 			assertThat(store).isInstanceOf(ObservedReactiveLockingStore.class);
 			assertThat(ReflectionTestUtils.getField(store, "delegate")).isInstanceOf(InlineLockingStore.class);
 		});
