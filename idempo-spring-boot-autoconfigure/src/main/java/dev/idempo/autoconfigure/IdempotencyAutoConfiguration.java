@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import io.micrometer.observation.ObservationRegistry;
 import jakarta.servlet.DispatcherType;
@@ -14,11 +15,14 @@ import org.jspecify.annotations.Nullable;
 import dev.idempo.Idempotent;
 import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
 import dev.idempo.core.CompositeIdempotencyListener;
+import dev.idempo.core.FingerprintStrategy;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.flow.LeaseRenewer;
 import dev.idempo.core.LocallyCachedLockingStore;
 import dev.idempo.core.ObservedLockingStore;
 import dev.idempo.core.ObservedReactiveLockingStore;
+import dev.idempo.core.ProblemCustomizer;
+import dev.idempo.core.StoredResponseFilter;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.ReactiveLockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;
@@ -233,14 +237,29 @@ public final class IdempotencyAutoConfiguration {
 				ObjectProvider<ObservationRegistry> observationRegistry,
 				ObjectProvider<RequestFingerprintStrategy> fingerprints,
 				ObjectProvider<IdempotentResponseFilter> responseFilters,
-				ObjectProvider<IdempotencyProblemCustomizer> problemCustomizers) {
+				ObjectProvider<IdempotencyProblemCustomizer> problemCustomizers,
+				ObjectProvider<FingerprintStrategy> neutralFingerprints,
+				ObjectProvider<StoredResponseFilter> neutralResponseFilters,
+				ObjectProvider<ProblemCustomizer> neutralProblemCustomizers) {
 			IdempotencyInterceptor interceptor = new IdempotencyInterceptor(store, handlers, callerScopeResolver,
 					CompositeIdempotencyListener.of(listeners.orderedStream().toList()), properties.toSettings(),
 					leaseRenewer, transactional(beanFactory));
 			observationRegistry.ifAvailable(interceptor::setObservationRegistry);
+			// the servlet-typed hooks first, then the stack-neutral ones; a servlet-typed
+			// strategy wins
+			neutralFingerprints
+				.ifAvailable((strategy) -> interceptor.setFingerprintStrategy(RequestFingerprintStrategy.of(strategy)));
 			fingerprints.ifAvailable(interceptor::setFingerprintStrategy);
-			interceptor.setResponseFilters(responseFilters.orderedStream().toList());
-			interceptor.setProblemCustomizers(problemCustomizers.orderedStream().toList());
+			interceptor.setResponseFilters(
+					Stream
+						.concat(responseFilters.orderedStream(),
+								neutralResponseFilters.orderedStream().map(IdempotentResponseFilter::of))
+						.toList());
+			interceptor.setProblemCustomizers(
+					Stream
+						.concat(problemCustomizers.orderedStream(),
+								neutralProblemCustomizers.orderedStream().map(IdempotencyProblemCustomizer::of))
+						.toList());
 			return interceptor;
 		}
 
@@ -252,9 +271,13 @@ public final class IdempotencyAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		IdempotencyExceptionResolver idempotencyExceptionResolver(IdempotencyProperties properties,
-				ObjectProvider<IdempotencyProblemCustomizer> problemCustomizers) {
+				ObjectProvider<IdempotencyProblemCustomizer> problemCustomizers,
+				ObjectProvider<ProblemCustomizer> neutralProblemCustomizers) {
 			return new IdempotencyExceptionResolver(properties.getConflict().getRetryAfter(),
-					problemCustomizers.orderedStream().toList());
+					Stream
+						.concat(problemCustomizers.orderedStream(),
+								neutralProblemCustomizers.orderedStream().map(IdempotencyProblemCustomizer::of))
+						.toList());
 		}
 
 		@Bean
@@ -394,10 +417,13 @@ public final class IdempotencyAutoConfiguration {
 				@Qualifier("requestMappingHandlerMapping") HandlerMapping handlerMapping,
 				ObjectProvider<RouterFunctionMapping> routerFunctionMappings, ReactiveCallerScopeResolver callerScopes,
 				ObjectProvider<IdempotencyListener> listeners, IdempotencyProperties properties,
-				LeaseRenewer leaseRenewer) {
+				LeaseRenewer leaseRenewer, ObjectProvider<ObservationRegistry> observationRegistry,
+				ObjectProvider<FingerprintStrategy> fingerprints, ObjectProvider<StoredResponseFilter> responseFilters,
+				ObjectProvider<ProblemCustomizer> problemCustomizers) {
 			IdempotencyListener listener = CompositeIdempotencyListener.of(listeners.orderedStream().toList());
-			// the store operations' latency, as the servlet flow measures them
-			ReactiveLockingStore observed = new ObservedReactiveLockingStore(store, listener);
+			ObservationRegistry registry = observationRegistry.getIfAvailable(() -> ObservationRegistry.NOOP);
+			// the store operations' latency and observations, as the servlet flow's
+			ReactiveLockingStore observed = new ObservedReactiveLockingStore(store, listener, registry);
 			List<HandlerMapping> mappings = new ArrayList<>();
 			mappings.add(handlerMapping);
 			routerFunctionMappings.orderedStream().forEach(mappings::add);
@@ -405,6 +431,10 @@ public final class IdempotencyAutoConfiguration {
 			IdempotencyWebFilter filter = new IdempotencyWebFilter(observed, policies, mappings, callerScopes, listener,
 					properties.toSettings(), leaseRenewer);
 			filter.setOrder(properties.getFilterOrder());
+			filter.setObservationRegistry(registry);
+			fingerprints.ifAvailable(filter::setFingerprintStrategy);
+			filter.setResponseFilters(responseFilters.orderedStream().toList());
+			filter.setProblemCustomizers(problemCustomizers.orderedStream().toList());
 			return filter;
 		}
 
@@ -415,8 +445,12 @@ public final class IdempotencyAutoConfiguration {
 		 */
 		@Bean
 		@ConditionalOnMissingBean
-		IdempotencyWebExceptionHandler idempotencyWebExceptionHandler(IdempotencyProperties properties) {
-			return new IdempotencyWebExceptionHandler(properties.getConflict().getRetryAfter());
+		IdempotencyWebExceptionHandler idempotencyWebExceptionHandler(IdempotencyProperties properties,
+				ObjectProvider<ProblemCustomizer> problemCustomizers) {
+			IdempotencyWebExceptionHandler handler = new IdempotencyWebExceptionHandler(
+					properties.getConflict().getRetryAfter());
+			handler.setProblemCustomizers(problemCustomizers.orderedStream().toList());
+			return handler;
 		}
 
 		/**

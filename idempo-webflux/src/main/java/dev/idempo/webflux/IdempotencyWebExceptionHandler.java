@@ -3,6 +3,7 @@ package dev.idempo.webflux;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
@@ -11,6 +12,7 @@ import reactor.core.publisher.Mono;
 import dev.idempo.IdempotencyInProgressException;
 import dev.idempo.IdempotencyKeyReusedException;
 import dev.idempo.core.IdempotencyProblemType;
+import dev.idempo.core.ProblemCustomizer;
 import dev.idempo.core.ProblemJson;
 
 import org.springframework.core.Ordered;
@@ -27,8 +29,9 @@ import org.springframework.web.server.WebExceptionHandler;
  * its key in progress or reused) as the request flow answers its own: {@code 409
  * request-in-progress} with {@code Retry-After}, {@code 422 key-reused}, as
  * {@code application/problem+json}, the same bytes as Spring MVC's
- * {@code IdempotencyExceptionResolver}. The exception is recognised among the causes of
- * what escaped too, as {@code @ExceptionHandler} methods match.
+ * {@code IdempotencyExceptionResolver}, through the {@link ProblemCustomizer}s. The
+ * exception is recognised among the causes of what escaped too, as
+ * {@code @ExceptionHandler} methods match.
  * <p>
  * A {@link WebExceptionHandler} sees only what the {@code DispatcherHandler} left
  * unhandled: the application's {@code @ExceptionHandler} methods (in the controller or in
@@ -53,6 +56,8 @@ public class IdempotencyWebExceptionHandler implements WebExceptionHandler, Orde
 	private final Duration conflictRetryAfter;
 
 	private int order = DEFAULT_ORDER;
+
+	private List<ProblemCustomizer> problemCustomizers = List.of();
 
 	/**
 	 * Creates a handler.
@@ -87,8 +92,8 @@ public class IdempotencyWebExceptionHandler implements WebExceptionHandler, Orde
 					+ "its stored result belongs to that call.";
 		}
 		headers.set(HttpHeaders.CONTENT_TYPE, ProblemJson.MEDIA_TYPE);
-		byte[] body = ProblemJson
-			.render(ProblemJson.members(problem, detail, exchange.getRequest().getURI().getRawPath()));
+		byte[] body = ProblemJson.render(problem, detail, new ExchangeProtectedRequest(exchange),
+				this.problemCustomizers);
 		headers.setContentLength(body.length);
 		return response.writeWith(Mono.fromSupplier(() -> response.bufferFactory().wrap(body)));
 	}
@@ -108,6 +113,14 @@ public class IdempotencyWebExceptionHandler implements WebExceptionHandler, Orde
 			}
 		}
 		return null;
+	}
+
+	/**
+	 * Customizes the problems this handler writes, as the request flow's.
+	 * @param problemCustomizers the customizers, in order
+	 */
+	public void setProblemCustomizers(List<ProblemCustomizer> problemCustomizers) {
+		this.problemCustomizers = List.copyOf(problemCustomizers);
 	}
 
 	@Override

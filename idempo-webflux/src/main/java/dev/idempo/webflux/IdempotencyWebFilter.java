@@ -6,6 +6,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.micrometer.common.KeyValue;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -16,10 +20,13 @@ import dev.idempo.Idempotent;
 import dev.idempo.core.CapturedResponse;
 import dev.idempo.core.CurrentIdempotentCall;
 import dev.idempo.core.FingerprintOptions;
+import dev.idempo.core.FingerprintStrategy;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.RequestOutcome;
 import dev.idempo.core.IdempotencyProblemType;
 import dev.idempo.core.IdempotencySettings;
+import dev.idempo.core.ProblemCustomizer;
+import dev.idempo.core.StoredResponseFilter;
 import dev.idempo.flow.LeaseRenewer;
 import dev.idempo.flow.RequestFlow;
 import dev.idempo.core.ProblemJson;
@@ -40,6 +47,7 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.http.server.reactive.observation.ServerRequestObservationContext;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.ServerWebExchangeDecorator;
@@ -60,10 +68,25 @@ import org.springframework.web.server.WebFilterChain;
  * {@code DispatcherHandler} looks it up: the first mapping that has a handler decides.
  * Requests none of them serves pass through, and so do those whose handler is neither a
  * handler method nor a functional endpoint.
+ * <p>
+ * The stack-neutral hooks apply as on Spring MVC: the {@link FingerprintStrategy}
+ * fingerprints, the {@link StoredResponseFilter}s see each response before it is stored,
+ * the {@link ProblemCustomizer}s each problem before it is written, and a handler has its
+ * say over its own response through {@link ReactiveIdempotentResponse}; all of them run
+ * on the thread the exchange is served on, often an event loop, and must not block.
  *
  * @author idempo
  */
 public class IdempotencyWebFilter implements WebFilter, Ordered {
+
+	/** The name of the observation of a replay, the same as Spring MVC's. */
+	public static final String REPLAY_OBSERVATION = "idempo.replay";
+
+	/**
+	 * The high-cardinality key value that the request's observation gets with the
+	 * outcome, the same as Spring MVC's.
+	 */
+	public static final String OUTCOME_KEY = "idempo.outcome";
 
 	private static final Log logger = LogFactory.getLog(IdempotencyWebFilter.class);
 
@@ -82,6 +105,14 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	private final IdempotencySettings settings;
 
 	private int order;
+
+	private FingerprintStrategy fingerprints = FingerprintStrategy.DEFAULT;
+
+	private List<StoredResponseFilter> responseFilters = List.of();
+
+	private List<ProblemCustomizer> problemCustomizers = List.of();
+
+	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
 
 	/**
 	 * Creates a filter that finds handlers in one mapping.
@@ -134,6 +165,45 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	@Override
 	public int getOrder() {
 		return this.order;
+	}
+
+	/**
+	 * Replaces what of a request is fingerprinted (by default
+	 * {@link FingerprintStrategy#DEFAULT}).
+	 * @param fingerprints the strategy
+	 */
+	public void setFingerprintStrategy(FingerprintStrategy fingerprints) {
+		this.fingerprints = fingerprints;
+	}
+
+	/**
+	 * Lets filters see, replace or refuse each response before it is stored.
+	 * @param responseFilters the filters, in order
+	 */
+	public void setResponseFilters(List<StoredResponseFilter> responseFilters) {
+		this.responseFilters = List.copyOf(responseFilters);
+	}
+
+	/**
+	 * Customizes idempo's problem responses.
+	 * @param problemCustomizers the customizers, in order
+	 */
+	public void setProblemCustomizers(List<ProblemCustomizer> problemCustomizers) {
+		this.problemCustomizers = List.copyOf(problemCustomizers);
+	}
+
+	/**
+	 * Observes replays ({@value #REPLAY_OBSERVATION}, nested in the observation of the
+	 * server request when there is one), and adds each protected request's outcome to its
+	 * server observation as the high-cardinality key value {@value #OUTCOME_KEY} (never a
+	 * metric tag), as Spring MVC's flow does. Without it (or with
+	 * {@link ObservationRegistry#NOOP}), nothing is observed. Store operations are
+	 * observed by the store given to the constructor (an
+	 * {@code ObservedReactiveLockingStore} with the same registry).
+	 * @param observationRegistry the registry
+	 */
+	public void setObservationRegistry(ObservationRegistry observationRegistry) {
+		this.observationRegistry = observationRegistry;
 	}
 
 	@Override
@@ -218,21 +288,24 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 		String contentType = request.getHeaders().getFirst(HttpHeaders.CONTENT_TYPE);
 		if (RequestFingerprints.isForm(contentType)) {
 			return FormFingerprints.canonicalForm(exchange)
-				.map((form) -> new Body(fingerprint(request, form, options), exchange));
+				.map((form) -> new Body(fingerprint(exchange, form, options), exchange));
 		}
 		int limit = (int) Math.min(Integer.MAX_VALUE, this.settings.maxRequestSize());
 		return DataBufferUtils.join(request.getBody(), limit)
 			.map(IdempotencyWebFilter::bytes)
 			.defaultIfEmpty(new byte[0])
-			.map((bytes) -> new Body(fingerprint(request, options.body(contentType, bytes), options),
+			.map((bytes) -> new Body(fingerprint(exchange, options.body(contentType, bytes), options),
 					withBody(exchange, bytes)))
 			.onErrorResume(DataBufferLimitException.class, (ex) -> Mono.just(new Body(null, exchange)));
 	}
 
-	private static String fingerprint(ServerHttpRequest request, byte[] body, FingerprintOptions options) {
-		String fingerprint = RequestFingerprints.of(request.getMethod().name(), request.getURI().getRawPath(),
-				request.getURI().getRawQuery(), body);
-		return options.withHeaders(fingerprint, (name) -> request.getHeaders().getOrEmpty(name));
+	/**
+	 * The strategy's fingerprint of what the options leave of the body, with the options'
+	 * headers.
+	 */
+	private String fingerprint(ServerWebExchange exchange, byte[] body, FingerprintOptions options) {
+		String fingerprint = this.fingerprints.fingerprint(new ExchangeProtectedRequest(exchange), body);
+		return options.withHeaders(fingerprint, (name) -> exchange.getRequest().getHeaders().getOrEmpty(name));
 	}
 
 	private static ServerWebExchange withBody(ServerWebExchange exchange, byte[] body) {
@@ -268,7 +341,8 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 			RequestFlow.Decision<ReactiveHold> decision) {
 		if (decision instanceof RequestFlow.Execute<ReactiveHold> execute) {
 			return execute(exchange, chain, claiming.storageKey(),
-					new ReactiveExecution(execute.hold(), this.flow, claiming.fingerprint(), claiming.policy()));
+					new ReactiveExecution(execute.hold(), this.flow, claiming.fingerprint(), claiming.policy(),
+							new ExchangeProtectedRequest(exchange), this.responseFilters));
 		}
 		return answerUnclaimed(exchange, chain, decision);
 	}
@@ -282,7 +356,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 		if (decision instanceof RequestFlow.Reject<ReactiveHold> reject) {
 			return reject(exchange, reject.rejection());
 		}
-		this.listener.onRequest(RequestOutcome.UNPROTECTED);
+		onRequest(exchange, RequestOutcome.UNPROTECTED);
 		return chain.filter(exchange);
 	}
 
@@ -298,21 +372,24 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	/**
 	 * Runs the handler under the claim, with the execution in its pipeline's Reactor
 	 * context, so that a {@code WebClient} call it makes sends a key derived from this
-	 * one, the same on every run of the handler for this key.
+	 * one, the same on every run of the handler for this key; the execution is there too,
+	 * and in the exchange's attributes, for {@link ReactiveIdempotentResponse}.
 	 */
 	private Mono<Void> execute(ServerWebExchange exchange, WebFilterChain chain, String storageKey,
 			ReactiveExecution execution) {
 		CapturingServerHttpResponse response = new CapturingServerHttpResponse(exchange.getResponse(), execution,
 				this.settings::isReplayable);
 		ServerWebExchange protectedExchange = exchange.mutate().response(response).build();
+		protectedExchange.getAttributes().put(ReactiveExecution.ATTRIBUTE, execution);
 		execution.start();
-		this.listener.onRequest(RequestOutcome.EXECUTED);
+		onRequest(exchange, RequestOutcome.EXECUTED);
 		CurrentIdempotentCall current = CurrentIdempotentCall.of(storageKey);
 		return chain.filter(protectedExchange)
 			.onErrorResume((ex) -> execution.fail().then(Mono.error(ex)))
 			.then(Mono.defer(response::settleWithoutBody))
 			.doOnCancel(execution::cancel)
-			.contextWrite((context) -> context.put(CurrentIdempotentCall.CONTEXT_KEY, current));
+			.contextWrite((context) -> context.put(CurrentIdempotentCall.CONTEXT_KEY, current)
+				.put(ReactiveExecution.CONTEXT_KEY, execution));
 	}
 
 	private Mono<Void> replay(ServerWebExchange exchange, WebFilterChain chain, StoredRecord record) {
@@ -336,8 +413,31 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 			}
 		});
 		headers.set(this.settings.replayedHeader(), "true");
-		this.listener.onRequest(RequestOutcome.REPLAYED);
-		return write(response, stored.body());
+		onRequest(exchange, RequestOutcome.REPLAYED);
+		if (this.observationRegistry.isNoop()) {
+			return write(response, stored.body());
+		}
+		return Mono.deferContextual((context) -> {
+			Observation observation = Observation.createNotStarted(REPLAY_OBSERVATION, this.observationRegistry)
+				.contextualName("idempo replay")
+				.lowCardinalityKeyValue("status", Integer.toString(stored.status()))
+				.parentObservation(context.getOrDefault(ObservationThreadLocalAccessor.KEY, null))
+				.start();
+			return write(response, stored.body()).doOnError(observation::error)
+				.doFinally((signal) -> observation.stop());
+		});
+	}
+
+	/**
+	 * Counts a protected request's outcome, and adds it to the server request's
+	 * observation.
+	 */
+	private void onRequest(ServerWebExchange exchange, RequestOutcome outcome) {
+		this.listener.onRequest(outcome);
+		if (!this.observationRegistry.isNoop()) {
+			ServerRequestObservationContext.findCurrent(exchange.getAttributes())
+				.ifPresent((context) -> context.addHighCardinalityKeyValue(KeyValue.of(OUTCOME_KEY, outcome.tag())));
+		}
 	}
 
 	private Mono<Void> reject(ServerWebExchange exchange, RequestFlow.Rejection rejection) {
@@ -349,9 +449,9 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(ProblemJson.seconds(rejection.retryAfter())));
 		}
 		headers.set(HttpHeaders.CONTENT_TYPE, ProblemJson.MEDIA_TYPE);
-		this.listener.onRequest(rejection.outcome());
-		return write(response, ProblemJson
-			.render(ProblemJson.members(problem, rejection.detail(), exchange.getRequest().getURI().getRawPath())));
+		onRequest(exchange, rejection.outcome());
+		return write(response, ProblemJson.render(problem, rejection.detail(), new ExchangeProtectedRequest(exchange),
+				this.problemCustomizers));
 	}
 
 	private static Mono<Void> write(ServerHttpResponse response, byte[] body) {

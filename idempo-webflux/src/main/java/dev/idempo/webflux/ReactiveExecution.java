@@ -1,8 +1,12 @@
 package dev.idempo.webflux;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 import dev.idempo.core.CapturedResponse;
@@ -10,6 +14,8 @@ import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.Source;
 import dev.idempo.flow.ReactiveClaimMode.ReactiveHold;
 import dev.idempo.core.ResponseEnvelope;
+import dev.idempo.core.ProtectedRequest;
+import dev.idempo.core.StoredResponseFilter;
 import dev.idempo.flow.RequestFlow;
 import dev.idempo.store.StoredRecord;
 
@@ -17,11 +23,22 @@ import dev.idempo.store.StoredRecord;
  * One protected request between its claim and the end of its response: what the WebFlux
  * flow tells the {@link ReactiveHold} of its claim, which ends exactly once, by storing
  * the response or by releasing the key (the response is not storable, the handler failed,
- * the client went away), and renews the lease meanwhile as every entry point's does.
+ * the client went away, a {@link StoredResponseFilter} or the handler refused), and
+ * renews the lease meanwhile as every entry point's does. The handler reaches it through
+ * {@link ReactiveIdempotentResponse}: in its pipeline's Reactor context under
+ * {@link #CONTEXT_KEY}, and in the exchange's attributes under {@link #ATTRIBUTE}.
  *
  * @author idempo
  */
 final class ReactiveExecution {
+
+	/** The key of the execution in the Reactor context of the handler's pipeline. */
+	static final String CONTEXT_KEY = ReactiveExecution.class.getName();
+
+	/** The exchange attribute that holds the execution. */
+	static final String ATTRIBUTE = ReactiveExecution.class.getName();
+
+	private static final Log logger = LogFactory.getLog(ReactiveExecution.class);
 
 	private final ReactiveHold hold;
 
@@ -31,12 +48,38 @@ final class ReactiveExecution {
 
 	private final IdempotentHandlerPolicies.Policy policy;
 
-	ReactiveExecution(ReactiveHold hold, RequestFlow flow, String fingerprint,
-			IdempotentHandlerPolicies.Policy policy) {
+	private final ProtectedRequest request;
+
+	private final List<StoredResponseFilter> responseFilters;
+
+	/**
+	 * What the handler asked for its own response ({@link ReactiveIdempotentResponse}).
+	 */
+	private volatile @Nullable Duration ttlOverride;
+
+	private volatile boolean storingRefused;
+
+	ReactiveExecution(ReactiveHold hold, RequestFlow flow, String fingerprint, IdempotentHandlerPolicies.Policy policy,
+			ProtectedRequest request, List<StoredResponseFilter> responseFilters) {
 		this.hold = hold;
 		this.flow = flow;
 		this.fingerprint = fingerprint;
 		this.policy = policy;
+		this.request = request;
+		this.responseFilters = responseFilters;
+	}
+
+	/**
+	 * The handler keeps its response for {@code ttl} instead of its policy's TTL.
+	 * @param ttl the time to live, valid
+	 */
+	void overrideTtl(Duration ttl) {
+		this.ttlOverride = ttl;
+	}
+
+	/** The handler's response is not to be stored: the key is released. */
+	void refuseStoring() {
+		this.storingRefused = true;
 	}
 
 	/**
@@ -66,13 +109,33 @@ final class ReactiveExecution {
 		if (this.hold.isEnded()) {
 			return Mono.empty();
 		}
-		NotStoredReason reason = this.flow.notStored(presetReason(), this.policy.responses(), status, body.length);
+		// a response the handler refused is held back all the same, so that the client
+		// has it only once its key is free
+		NotStoredReason reason = (this.storingRefused && presetReason() == NotStoredReason.NONE)
+				? NotStoredReason.REFUSED
+				: this.flow.notStored(presetReason(), this.policy.responses(), status, body.length);
 		if (reason != NotStoredReason.NONE) {
 			return this.hold.release(Source.WEB, reason);
 		}
-		StoredRecord record = new StoredRecord(this.fingerprint,
-				ResponseEnvelope.encode(new CapturedResponse(status, headers, body)));
-		return this.hold.store(Source.WEB, record, this.policy.ttl(), "the response");
+		CapturedResponse response = new CapturedResponse(status, headers, body);
+		for (StoredResponseFilter filter : this.responseFilters) {
+			@Nullable CapturedResponse filtered;
+			try {
+				filtered = filter.beforeStore(this.request, response);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("A StoredResponseFilter failed; the response is not stored, and a retry runs the "
+						+ "handler again", ex);
+				return this.hold.release(Source.WEB, NotStoredReason.EXCEPTION);
+			}
+			if (filtered == null) {
+				return this.hold.release(Source.WEB, NotStoredReason.REFUSED);
+			}
+			response = filtered;
+		}
+		StoredRecord record = new StoredRecord(this.fingerprint, ResponseEnvelope.encode(response));
+		Duration ttl = this.ttlOverride;
+		return this.hold.store(Source.WEB, record, (ttl != null) ? ttl : this.policy.ttl(), "the response");
 	}
 
 	/**
