@@ -29,7 +29,7 @@ import org.springframework.validation.Validator;
 public class IdempotencyProperties implements Validator {
 
 	/** An HTTP header name: an RFC 9110 token. */
-	static final String HEADER_NAME = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+	public static final String HEADER_NAME = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 
 	/**
 	 * Headers that a replay must not be marked with: they describe the response itself.
@@ -366,12 +366,6 @@ public class IdempotencyProperties implements Validator {
 	static void rejectNegative(Errors errors, String field, String property, Duration duration) {
 		if (duration.isNegative()) {
 			errors.rejectValue(field, property, "must not be negative");
-		}
-	}
-
-	static void rejectNonPositive(Errors errors, String field, String property, Duration duration) {
-		if (duration.isNegative() || duration.isZero()) {
-			errors.rejectValue(field, property, "must be positive");
 		}
 	}
 

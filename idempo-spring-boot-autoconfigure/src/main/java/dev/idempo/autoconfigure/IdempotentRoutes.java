@@ -12,7 +12,7 @@ import dev.idempo.core.IdempotentRoute;
  *
  * @author idempo
  */
-final class IdempotentRoutes {
+public final class IdempotentRoutes {
 
 	private IdempotentRoutes() {
 	}
@@ -22,7 +22,7 @@ final class IdempotentRoutes {
 	 * @param properties the properties
 	 * @return the routes
 	 */
-	static List<IdempotentRoute> of(IdempotencyProperties properties) {
+	public static List<IdempotentRoute> of(IdempotencyProperties properties) {
 		return properties.getRoutes().stream().map(IdempotentRoutes::route).toList();
 	}
 
