@@ -26,10 +26,10 @@ public final class IdempotentRoutes {
 		return properties.getRoutes().stream().map(IdempotentRoutes::route).toList();
 	}
 
-	private static IdempotentRoute route(IdempotencyProperties.Route route) {
+	private static IdempotentRoute route(RouteProperties route) {
 		// checked when bound (IdempotencyProperties.validate)
-		IdempotencyProperties.Responses responses = route.getResponses();
-		IdempotencyProperties.Fingerprint fingerprint = route.getFingerprint();
+		ResponseStorageProperties responses = route.getResponses();
+		FingerprintProperties fingerprint = route.getFingerprint();
 		return new IdempotentRoute(Objects.requireNonNull(route.getPath()), route.getMethods(),
 				new IdempotentRoute.Settings(route.getTtl(), route.isRequired(), route.isCacheResponse(),
 						(responses != null) ? responses.toPolicy() : null,

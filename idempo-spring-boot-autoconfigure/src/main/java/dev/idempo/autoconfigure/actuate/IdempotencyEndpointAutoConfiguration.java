@@ -5,7 +5,6 @@ import java.util.List;
 
 import dev.idempo.actuate.IdempotencyEndpoint;
 import dev.idempo.autoconfigure.IdempotencyAutoConfiguration;
-import dev.idempo.autoconfigure.IdempotencyProperties;
 import dev.idempo.store.LockingStore;
 
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -15,6 +14,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.util.ClassUtils;
 
@@ -29,6 +29,7 @@ import org.springframework.util.ClassUtils;
 @ConditionalOnClass(Endpoint.class)
 @ConditionalOnBean(LockingStore.class)
 @ConditionalOnAvailableEndpoint(IdempotencyEndpoint.class)
+@EnableConfigurationProperties(IdempotencyEndpointProperties.class)
 public final class IdempotencyEndpointAutoConfiguration {
 
 	/**
@@ -43,9 +44,9 @@ public final class IdempotencyEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	IdempotencyEndpoint idempotencyEndpoint(LockingStore store, IdempotencyProperties properties,
+	IdempotencyEndpoint idempotencyEndpoint(LockingStore store, IdempotencyEndpointProperties properties,
 			ListableBeanFactory beanFactory) {
-		return new IdempotencyEndpoint(store, defaultScopes(beanFactory), properties.getEndpoint().isShowBody());
+		return new IdempotencyEndpoint(store, defaultScopes(beanFactory), properties.isShowBody());
 	}
 
 	/**

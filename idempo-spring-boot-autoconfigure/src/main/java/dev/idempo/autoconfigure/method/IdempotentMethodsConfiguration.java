@@ -37,6 +37,7 @@ import org.springframework.beans.factory.config.EmbeddedValueResolver;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
@@ -59,6 +60,7 @@ import org.springframework.core.type.AnnotationMetadata;
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass(JsonMapper.class)
+@EnableConfigurationProperties(IdempotentMethodProperties.class)
 @Import(IdempotentMethodsConfiguration.AutoProxyRegistrar.class)
 public final class IdempotentMethodsConfiguration {
 
@@ -94,11 +96,12 @@ public final class IdempotentMethodsConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	IdempotentMethodRunner idempotentMethodRunner(IdempotentCalls calls, IdempotencyProperties properties,
-			ConfigurableBeanFactory beanFactory, ObjectProvider<ReactiveIdempotentCalls> reactiveCalls) {
+			IdempotentMethodProperties methodProperties, ConfigurableBeanFactory beanFactory,
+			ObjectProvider<ReactiveIdempotentCalls> reactiveCalls) {
 		IdempotentMethodRunner runner = new IdempotentMethodRunner(calls, beanFactory,
 				new EmbeddedValueResolver(beanFactory), properties.getResponseTtl(), properties.isTransactional(),
 				IdempotencyAutoConfiguration.transactionalUnavailable(properties, beanFactory),
-				properties.getMethod().isVerifyArguments());
+				methodProperties.isVerifyArguments());
 		runner.setReactiveCalls(reactiveCalls.getIfAvailable());
 		return runner;
 	}
