@@ -302,6 +302,15 @@ class ArchitectureTests {
 	}
 
 	@Test
+	void autoConfigurationTechnologiesHaveNoCyclesBetweenThem() {
+		// each technology's package (store.redis, web.servlet, listener, ...) uses the
+		// shared one (dev.idempo.autoconfigure), which imports their configurations; one
+		// technology may name another's (the servlet flow and idempotent methods look up
+		// the JDBC store's transactional mode), but never in a cycle
+		slices().matching("dev.idempo.autoconfigure.(**)").should().beFreeOfCycles().check(MAIN);
+	}
+
+	@Test
 	void storesHaveNoCyclesBetweenThem() {
 		slices().matching("dev.idempo.store.(*)..").should().beFreeOfCycles().check(MAIN);
 	}

@@ -2,6 +2,8 @@ package dev.idempo.autoconfigure;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.idempo.autoconfigure.actuate.IdempotencyEndpointAutoConfiguration;
+
 import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.aot.hint.RuntimeHintsRegistrar;
 

@@ -6,7 +6,7 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
 import dev.idempo.autoconfigure.IdempotencyAutoConfiguration;
-import dev.idempo.autoconfigure.IdempotencyEndpointAutoConfiguration;
+import dev.idempo.autoconfigure.actuate.IdempotencyEndpointAutoConfiguration;
 import dev.idempo.store.memory.InMemoryLockingStore;
 import dev.idempo.web.CallerScopeResolver;
 import dev.idempo.web.DefaultCallerScopeResolver;
