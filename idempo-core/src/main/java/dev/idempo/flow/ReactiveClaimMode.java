@@ -216,6 +216,19 @@ public final class ReactiveClaimMode {
 				.then());
 		}
 
+		/**
+		 * The record could not be made (a response filter failed): counted as a store
+		 * error, as on the blocking face, and the key released.
+		 * @param source the entry point, for the meters
+		 * @return completes once the store answered; empty at once if the hold had ended
+		 */
+		public Mono<Void> recordFailed(Source source) {
+			return endOnce(() -> {
+				ReactiveClaimMode.this.listener.onResponse(source, ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
+				return releaseQuietly();
+			});
+		}
+
 		private Mono<Void> lost(Source source) {
 			ReactiveClaimMode.this.listener.onResponse(source, ResponseOutcome.LOCK_LOST, NotStoredReason.NONE);
 			return releaseQuietly();

@@ -384,9 +384,10 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 		execution.start();
 		onRequest(exchange, RequestOutcome.EXECUTED);
 		CurrentIdempotentCall current = CurrentIdempotentCall.of(storageKey);
+		// a failure of the settle itself (a response filter's) ends the execution too
 		return chain.filter(protectedExchange)
-			.onErrorResume((ex) -> execution.fail().then(Mono.error(ex)))
 			.then(Mono.defer(response::settleWithoutBody))
+			.onErrorResume((ex) -> execution.fail().then(Mono.error(ex)))
 			.doOnCancel(execution::cancel)
 			.contextWrite((context) -> context.put(CurrentIdempotentCall.CONTEXT_KEY, current)
 				.put(ReactiveExecution.CONTEXT_KEY, execution));

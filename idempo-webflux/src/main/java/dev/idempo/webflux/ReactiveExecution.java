@@ -117,16 +117,24 @@ final class ReactiveExecution {
 		if (reason != NotStoredReason.NONE) {
 			return this.hold.release(Source.WEB, reason);
 		}
-		CapturedResponse response = new CapturedResponse(status, headers, body);
+		// the filters get a copy: the client has the body the handler produced, whatever
+		// a filter does to the one it is given (Spring MVC's get a copy too)
+		CapturedResponse response = new CapturedResponse(status, headers,
+				this.responseFilters.isEmpty() ? body : body.clone());
 		for (StoredResponseFilter filter : this.responseFilters) {
 			@Nullable CapturedResponse filtered;
 			try {
 				filtered = filter.beforeStore(this.request, response);
 			}
-			catch (RuntimeException ex) {
+			catch (VirtualMachineError ex) {
+				throw ex;
+			}
+			catch (Throwable ex) {
+				// an Error (an assertion) too: the claim must end; counted as Spring MVC
+				// counts a record that could not be made
 				logger.warn("A StoredResponseFilter failed; the response is not stored, and a retry runs the "
 						+ "handler again", ex);
-				return this.hold.release(Source.WEB, NotStoredReason.EXCEPTION);
+				return this.hold.recordFailed(Source.WEB);
 			}
 			if (filtered == null) {
 				return this.hold.release(Source.WEB, NotStoredReason.REFUSED);
