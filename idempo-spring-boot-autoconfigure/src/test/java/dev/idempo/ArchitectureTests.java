@@ -14,8 +14,12 @@ import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.lang.EvaluationResult;
 import org.junit.jupiter.api.Test;
 
+import dev.idempo.store.ClaimResult;
+import dev.idempo.store.LockingStore;
+import dev.idempo.store.ReactiveLockingStore;
 import dev.idempo.store.jdbc.JdbcLockingStore;
 import dev.idempo.web.WebImportingTheJdbcStore;
+import dev.idempo.web.WebMatchingAClaimResult;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
@@ -32,15 +36,20 @@ import static org.assertj.core.api.Assertions.assertThat;
  * implement the SPI and know nothing else of idempo, not even each other. Only
  * {@code autoconfigure} names them.</li>
  * <li>{@code core}: what every entry point shares (keys, fingerprints, settings,
- * listeners, lease renewal); depends on the SPI.</li>
+ * listeners); depends on the SPI.</li>
+ * <li>{@code flow}: the one request flow (what a key and a claim decide, the claim modes,
+ * the wait, the lease renewal); depends on {@code core} and the SPI. Outside the stores,
+ * only it matches on {@code ClaimResult}'s variants.</li>
  * <li>{@code transaction}: transactional mode, shared by handlers and methods; reaches
  * SQL only through {@code TransactionalStore}; depends on the SPI and on {@code core},
- * whose {@code ClaimMode} it implements.</li>
- * <li>{@code web}, {@code method}: the two entry points; depend on {@code core},
- * {@code store} and {@code transaction} (and the annotations and exceptions of the root
- * package), never on a store implementation nor on each other.</li>
+ * whose {@code ClaimMode} (in {@code flow}) it implements.</li>
+ * <li>{@code web}, {@code webflux}, {@code method}: the entry points, adapters over
+ * {@code flow}; depend on {@code core}, {@code flow}, {@code store} and
+ * {@code transaction} (and the annotations and exceptions of the root package), never on
+ * a store implementation nor on each other.</li>
  * <li>{@code client}, {@code actuate}, {@code openapi}: leaves that use {@code core} (and
- * the SPI, or the web layer's declarations).</li>
+ * the SPI, or the web layer's declarations); {@code actuate} uses no web layer, so that
+ * the endpoint and the health indicator serve every stack.</li>
  * <li>{@code autoconfigure}: wires everything; nothing depends on it.</li>
  * </ul>
  * The root package ({@code dev.idempo}: {@code @Idempotent}, its exceptions and
@@ -51,12 +60,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the method layer.
  * <p>
  * The packages are cut into Maven modules (CONTRIBUTING.md, "Modules"):
- * {@code idempo-core} (the root package, {@code core}, {@code store},
- * {@code store.memory}, {@code method}, {@code transaction}) at the bottom;
- * {@code idempo-webmvc} ({@code web}, {@code openapi}, {@code actuate}),
- * {@code idempo-webflux} ({@code webflux}), {@code idempo-store-redis},
- * {@code idempo-store-jdbc} and {@code idempo-client} each on {@code idempo-core} alone;
- * and {@code idempo-spring-boot-autoconfigure} over them all, used by none.
+ * {@code idempo-core} (the root package, {@code core}, {@code flow}, {@code store},
+ * {@code store.memory}, {@code method}, {@code transaction}, {@code actuate}) at the
+ * bottom; {@code idempo-webmvc} ({@code web}, {@code openapi}), {@code idempo-webflux}
+ * ({@code webflux}), {@code idempo-store-redis}, {@code idempo-store-jdbc} and
+ * {@code idempo-client} each on {@code idempo-core} alone; and
+ * {@code idempo-spring-boot-autoconfigure} over them all, used by none.
  *
  * @author idempo
  */
@@ -76,9 +85,11 @@ class ArchitectureTests {
 
 	private static Map<String, List<String>> modules() {
 		Map<String, List<String>> modules = new LinkedHashMap<>();
-		modules.put("idempo-core", List.of("dev.idempo", "dev.idempo.core..", "dev.idempo.store",
-				"dev.idempo.store.memory..", "dev.idempo.method..", "dev.idempo.transaction.."));
-		modules.put("idempo-webmvc", List.of("dev.idempo.web..", "dev.idempo.openapi..", "dev.idempo.actuate.."));
+		modules.put("idempo-core",
+				List.of("dev.idempo", "dev.idempo.core..", "dev.idempo.flow..", "dev.idempo.store",
+						"dev.idempo.store.memory..", "dev.idempo.method..", "dev.idempo.transaction..",
+						"dev.idempo.actuate.."));
+		modules.put("idempo-webmvc", List.of("dev.idempo.web..", "dev.idempo.openapi.."));
 		modules.put("idempo-webflux", List.of("dev.idempo.webflux.."));
 		modules.put("idempo-store-redis", List.of("dev.idempo.store.redis.."));
 		modules.put("idempo-store-jdbc", List.of("dev.idempo.store.jdbc.."));
@@ -139,6 +150,8 @@ class ArchitectureTests {
 			.definedBy("dev.idempo.store.memory..")
 			.layer("Core")
 			.definedBy("dev.idempo.core..")
+			.layer("Flow")
+			.definedBy("dev.idempo.flow..")
 			.layer("Transaction")
 			.definedBy("dev.idempo.transaction..")
 			.layer("Web")
@@ -171,24 +184,57 @@ class ArchitectureTests {
 			.mayOnlyBeAccessedByLayers("Autoconfigure")
 			.whereLayer("Core")
 			.mayOnlyAccessLayers("Store SPI")
-			.whereLayer("Transaction")
+			.whereLayer("Flow")
 			.mayOnlyAccessLayers("Core", "Store SPI")
+			.whereLayer("Transaction")
+			.mayOnlyAccessLayers("Core", "Flow", "Store SPI")
 			.whereLayer("Web")
-			.mayOnlyAccessLayers("API", "Core", "Store SPI", "Transaction")
+			.mayOnlyAccessLayers("API", "Core", "Flow", "Store SPI", "Transaction")
 			.whereLayer("WebFlux")
-			.mayOnlyAccessLayers("API", "Core", "Store SPI")
+			.mayOnlyAccessLayers("API", "Core", "Flow", "Store SPI")
 			.whereLayer("Method")
-			.mayOnlyAccessLayers("API", "Core", "Store SPI", "Transaction")
+			.mayOnlyAccessLayers("API", "Core", "Flow", "Store SPI", "Transaction")
 			.whereLayer("API")
 			.mayOnlyAccessLayers("Core", "Method")
 			.whereLayer("Client")
 			.mayOnlyAccessLayers("Core")
 			.whereLayer("Actuate")
-			.mayOnlyAccessLayers("Core", "Store SPI", "Web")
+			.mayOnlyAccessLayers("Core", "Store SPI")
 			.whereLayer("OpenAPI")
 			.mayOnlyAccessLayers("Core", "Web")
 			.whereLayer("Autoconfigure")
 			.mayNotBeAccessedByAnyLayer();
+	}
+
+	/**
+	 * The decision tree of a request lives once: outside the stores (and their
+	 * decorators, which implement the SPI), only the flow matches on what a claim found.
+	 * Entry points take the flow's {@code Claim} instead, so that a new one (gRPC,
+	 * GraphQL, messages) is an adapter rather than another copy of the decisions.
+	 */
+	@Test
+	void onlyTheFlowAndTheStoresMatchOnClaimResults() {
+		claimResultsOnlyInTheFlow().check(MAIN);
+	}
+
+	static ArchRule claimResultsOnlyInTheFlow() {
+		return noClasses().that()
+			.resideOutsideOfPackages("dev.idempo.flow..", "dev.idempo.store..")
+			.and()
+			.doNotImplement(LockingStore.class)
+			.and()
+			.doNotImplement(ReactiveLockingStore.class)
+			.should()
+			.dependOnClassesThat()
+			.belongToAnyOf(ClaimResult.Completed.class, ClaimResult.Acquired.class, ClaimResult.InProgress.class)
+			.because("the request's decisions live once, in dev.idempo.flow");
+	}
+
+	@Test
+	void theClaimResultRuleFailsWhenAnEntryPointMatchesOnAClaimResult() {
+		JavaClasses offender = new ClassFileImporter().importClasses(WebMatchingAClaimResult.class);
+		EvaluationResult result = claimResultsOnlyInTheFlow().evaluate(offender);
+		assertThat(result.hasViolation()).isTrue();
 	}
 
 	@Test
@@ -253,6 +299,15 @@ class ArchitectureTests {
 	void packagesHaveNoCycles() {
 		// a store and its SPI are one slice: a store depends on the SPI by definition
 		slices().matching("dev.idempo.(*)..").should().beFreeOfCycles().check(MAIN);
+	}
+
+	@Test
+	void autoConfigurationTechnologiesHaveNoCyclesBetweenThem() {
+		// each technology's package (store.redis, web.servlet, listener, ...) uses the
+		// shared one (dev.idempo.autoconfigure), which imports their configurations; one
+		// technology may name another's (the servlet flow and idempotent methods look up
+		// the JDBC store's transactional mode), but never in a cycle
+		slices().matching("dev.idempo.autoconfigure.(**)").should().beFreeOfCycles().check(MAIN);
 	}
 
 	@Test

@@ -3,7 +3,11 @@ package dev.idempo.core;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 /**
  * Renders idempo's problem responses ({@code application/problem+json}, RFC 9457) without
@@ -16,7 +20,37 @@ public final class ProblemJson {
 	/** The media type of problem responses. */
 	public static final String MEDIA_TYPE = "application/problem+json";
 
+	private static final Log logger = LogFactory.getLog(ProblemJson.class);
+
 	private ProblemJson() {
+	}
+
+	/**
+	 * The body of a problem response after {@code customizers} saw its members: each
+	 * works on a copy, so that one that throws is logged and its changes left out;
+	 * {@code type} and {@code status} stay the problem's whatever they did.
+	 * @param problem the problem
+	 * @param detail the detail
+	 * @param request the request (its path is the {@code instance})
+	 * @param customizers the customizers, in order
+	 * @return the JSON, UTF-8
+	 */
+	public static byte[] render(IdempotencyProblemType problem, String detail, ProtectedRequest request,
+			List<ProblemCustomizer> customizers) {
+		Map<String, Object> members = members(problem, detail, request.path());
+		for (ProblemCustomizer customizer : customizers) {
+			Map<String, Object> customized = new LinkedHashMap<>(members);
+			try {
+				customizer.customize(request, problem, customized);
+				members = customized;
+			}
+			catch (RuntimeException ex) {
+				logger.warn("A ProblemCustomizer failed; the problem is written without its changes", ex);
+			}
+		}
+		members.put("type", problem.type().toString());
+		members.put("status", problem.status());
+		return render(members);
 	}
 
 	/**

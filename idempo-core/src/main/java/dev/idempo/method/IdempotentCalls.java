@@ -1,6 +1,7 @@
 package dev.idempo.method;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 import io.micrometer.observation.ObservationRegistry;
@@ -12,7 +13,7 @@ import tools.jackson.databind.JavaType;
 
 import dev.idempo.IdempotencyInProgressException;
 import dev.idempo.IdempotencyKeyReusedException;
-import dev.idempo.core.ClaimMode;
+import dev.idempo.flow.ClaimMode;
 import dev.idempo.core.CurrentIdempotentCall;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
@@ -20,9 +21,10 @@ import dev.idempo.core.IdempotencyListener.RequestOutcome;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencyListener.Source;
 import dev.idempo.core.IdempotencySettings;
-import dev.idempo.core.LeaseRenewer;
+import dev.idempo.flow.LeaseRenewer;
 import dev.idempo.core.ObservedLockingStore;
-import dev.idempo.core.PlainClaimMode;
+import dev.idempo.flow.PlainClaimMode;
+import dev.idempo.flow.RequestFlow;
 import dev.idempo.core.StorageKeys;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.LockingStoreException;
@@ -63,6 +65,8 @@ public final class IdempotentCalls {
 
 	private final IdempotencySettings settings;
 
+	private final RequestFlow flow;
+
 	private final LeaseRenewer leaseRenewer;
 
 	private final JsonResults results;
@@ -83,6 +87,7 @@ public final class IdempotentCalls {
 		this.rawStore = store;
 		this.listener = listener;
 		this.settings = settings;
+		this.flow = new RequestFlow(settings);
 		this.leaseRenewer = leaseRenewer;
 		this.plain = new PlainClaimMode(new ObservedLockingStore(store, listener), settings, leaseRenewer);
 		this.results = results;
@@ -134,20 +139,45 @@ public final class IdempotentCalls {
 			if (!mode.isStoreFailure(ex)) {
 				throw ex;
 			}
-			if (mode.failsOpen()) {
+			if (this.flow.storeFailed(mode.failsOpen()) instanceof RequestFlow.Unprotected<?>) {
 				return runUnprotected(call, storageKey, work, ex);
 			}
 			this.listener.onRequest(call.source(), RequestOutcome.STORE_ERROR);
 			throw ex;
 		}
-		if (claim instanceof ClaimMode.Replay<?> replay) {
+		RequestFlow.Decision<?> decision = this.flow.decide(claim, (stored) -> isSameCall(call, stored), List.of());
+		if (decision instanceof RequestFlow.Execute<?> execute) {
+			return run(call, storageKey, (ClaimMode.Hold) execute.hold(), work);
+		}
+		if (decision instanceof RequestFlow.Replay<?> replay) {
 			return replay(call, replay.record());
 		}
-		if (claim instanceof ClaimMode.Held<?> held) {
-			return run(call, storageKey, held.hold(), work);
-		}
-		this.listener.onRequest(call.source(), RequestOutcome.CONFLICT);
-		throw new IdempotencyInProgressException(call.scope());
+		RequestFlow.Rejection rejection = ((RequestFlow.Reject<?>) decision).rejection();
+		this.listener.onRequest(call.source(), rejection.outcome());
+		throw rejected(call, rejection);
+	}
+
+	/**
+	 * Whether a record's fingerprint is the call's: always, for calls that carry none.
+	 * @param call the call
+	 * @param recordFingerprint the fingerprint of the record its claim found
+	 * @return whether it is the call's record
+	 */
+	static boolean isSameCall(Call call, String recordFingerprint) {
+		String fingerprint = call.fingerprint();
+		return fingerprint == null || fingerprint.equals(recordFingerprint);
+	}
+
+	/**
+	 * What a call refused by the flow throws: the key reused with other arguments, or in
+	 * progress.
+	 * @param call the call
+	 * @param rejection the flow's rejection
+	 * @return the exception
+	 */
+	static RuntimeException rejected(Call call, RequestFlow.Rejection rejection) {
+		return (rejection.outcome() == RequestOutcome.MISMATCH) ? new IdempotencyKeyReusedException(call.scope())
+				: new IdempotencyInProgressException(call.scope());
 	}
 
 	private ClaimMode<?> mode(Call call) {
@@ -269,11 +299,6 @@ public final class IdempotentCalls {
 	}
 
 	private @Nullable Object replay(Call call, StoredRecord record) {
-		String fingerprint = call.fingerprint();
-		if (fingerprint != null && !fingerprint.equals(record.fingerprint())) {
-			this.listener.onRequest(call.source(), RequestOutcome.MISMATCH);
-			throw new IdempotencyKeyReusedException(call.scope());
-		}
 		Object result;
 		try {
 			result = this.results.decode(record.response(), call.resultType());

@@ -1,32 +1,31 @@
 package dev.idempo.method;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-import reactor.core.Disposable;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.core.JacksonException;
 
 import dev.idempo.IdempotencyInProgressException;
 import dev.idempo.IdempotencyKeyReusedException;
+import dev.idempo.flow.ClaimMode.Claim;
 import dev.idempo.core.CurrentIdempotentCall;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.RequestOutcome;
-import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencySettings;
+import dev.idempo.flow.LeaseRenewer;
+import dev.idempo.flow.ReactiveClaimMode;
+import dev.idempo.flow.RequestFlow;
+import dev.idempo.flow.ReactiveClaimMode.ReactiveHold;
 import dev.idempo.core.StorageKeys;
-import dev.idempo.store.ClaimResult;
-import dev.idempo.store.Lease;
 import dev.idempo.store.ReactiveLockingStore;
 import dev.idempo.store.StoredRecord;
 
@@ -60,7 +59,9 @@ public final class ReactiveIdempotentCalls {
 
 	private static final Log logger = LogFactory.getLog(ReactiveIdempotentCalls.class);
 
-	private final ReactiveLockingStore store;
+	private final RequestFlow flow;
+
+	private final ReactiveClaimMode claims;
 
 	private final IdempotencyListener listener;
 
@@ -74,11 +75,14 @@ public final class ReactiveIdempotentCalls {
 	 * @param listener the listener for metrics
 	 * @param settings the settings (lock TTL, fail-open)
 	 * @param results writes and reads results, as for {@link IdempotentCalls}
+	 * @param leaseRenewer renews leases on stores whose claims expire, as for every entry
+	 * point
 	 */
 	public ReactiveIdempotentCalls(ReactiveLockingStore store, IdempotencyListener listener,
-			IdempotencySettings settings, JsonResults results) {
+			IdempotencySettings settings, JsonResults results, LeaseRenewer leaseRenewer) {
 		Assert.notNull(store, "'store' must not be null");
-		this.store = store;
+		this.flow = new RequestFlow(settings);
+		this.claims = new ReactiveClaimMode(store, settings, leaseRenewer, listener);
 		this.listener = listener;
 		this.settings = settings;
 		this.results = results;
@@ -97,9 +101,7 @@ public final class ReactiveIdempotentCalls {
 				return Mono.error(new IllegalStateException("Reactive idempotent calls cannot be transactional"));
 			}
 			String storageKey = StorageKeys.of(call.scope(), call.key());
-			return Mono.defer(() -> this.store.claim(storageKey, this.settings.lockTtl()))
-				.switchIfEmpty(Mono.error(() -> new IllegalStateException(
-						"The idempotency store " + this.store.name() + " answered a claim with nothing")))
+			return this.claims.claim(storageKey, Duration.ZERO)
 				.onErrorMap((ex) -> new ClaimFailure(ex))
 				.flatMap((claim) -> answer(call, storageKey, claim, work))
 				.onErrorResume(ClaimFailure.class, (failure) -> storeFailed(call, storageKey, work, failure));
@@ -131,21 +133,24 @@ public final class ReactiveIdempotentCalls {
 		return execute(call, assembled).toFuture();
 	}
 
-	private Mono<Object> answer(IdempotentCalls.Call call, String storageKey, ClaimResult claim,
+	private Mono<Object> answer(IdempotentCalls.Call call, String storageKey, Claim<ReactiveHold> claim,
 			IdempotentCalls.Work work) {
-		if (claim instanceof ClaimResult.Completed completed) {
-			return replay(call, completed.record());
+		RequestFlow.Decision<ReactiveHold> decision = this.flow.decide(claim,
+				(stored) -> IdempotentCalls.isSameCall(call, stored), List.of());
+		if (decision instanceof RequestFlow.Execute<ReactiveHold> execute) {
+			return run(call, storageKey, execute.hold(), work);
 		}
-		if (claim instanceof ClaimResult.Acquired acquired) {
-			return run(call, storageKey, acquired.lease(), work);
+		if (decision instanceof RequestFlow.Replay<ReactiveHold> replay) {
+			return replay(call, replay.record());
 		}
-		this.listener.onRequest(call.source(), RequestOutcome.CONFLICT);
-		return Mono.error(new IdempotencyInProgressException(call.scope()));
+		RequestFlow.Rejection rejection = ((RequestFlow.Reject<ReactiveHold>) decision).rejection();
+		this.listener.onRequest(call.source(), rejection.outcome());
+		return Mono.error(IdempotentCalls.rejected(call, rejection));
 	}
 
 	private Mono<Object> storeFailed(IdempotentCalls.Call call, String storageKey, IdempotentCalls.Work work,
 			ClaimFailure failure) {
-		if (!this.settings.failOpen()) {
+		if (!(this.flow.storeFailed(this.settings.failOpen()) instanceof RequestFlow.Unprotected<?>)) {
 			this.listener.onRequest(call.source(), RequestOutcome.STORE_ERROR);
 			return Mono.error(failure.getCause());
 		}
@@ -170,71 +175,21 @@ public final class ReactiveIdempotentCalls {
 		}).contextWrite((context) -> context.put(CurrentIdempotentCall.CONTEXT_KEY, current));
 	}
 
-	private Mono<Object> run(IdempotentCalls.Call call, String storageKey, Lease lease, IdempotentCalls.Work work) {
+	private Mono<Object> run(IdempotentCalls.Call call, String storageKey, ReactiveHold hold,
+			IdempotentCalls.Work work) {
 		this.listener.onRequest(call.source(), RequestOutcome.EXECUTED);
-		AtomicBoolean settled = new AtomicBoolean();
-		Renewal renewal = renew(lease);
+		hold.workStarted();
 		return assemble(storageKey, work)
-			.onErrorResume((ex) -> settleOnce(settled, () -> release(call, lease, NotStoredReason.EXCEPTION))
-				.then(Mono.error(ex)))
+			.onErrorResume((ex) -> hold.release(call.source(), NotStoredReason.EXCEPTION).then(Mono.error(ex)))
 			.map(Optional::of)
 			.defaultIfEmpty(Optional.empty())
-			.flatMap((result) -> settleOnce(settled, () -> keep(call, lease, result.orElse(null), renewal.isLost()))
-				.then(Mono.justOrEmpty(result)))
-			.doOnCancel(() -> settleOnce(settled, () -> release(call, lease, NotStoredReason.CANCELLED)).subscribe())
-			.doFinally((signal) -> renewal.stop());
+			.flatMap((result) -> keep(call, hold, result.orElse(null)).then(Mono.justOrEmpty(result)))
+			.doOnCancel(() -> hold.release(call.source(), NotStoredReason.CANCELLED).subscribe());
 	}
 
-	/**
-	 * Runs {@code settle} (a complete or a release) unless the call was settled already;
-	 * detached from its subscriber, so that a cancellation never stops it half way.
-	 */
-	private static Mono<Void> settleOnce(AtomicBoolean settled, Supplier<Mono<Void>> settle) {
-		if (!settled.compareAndSet(false, true)) {
-			return Mono.empty();
-		}
-		Mono<Void> settling;
-		try {
-			settling = settle.get();
-		}
-		catch (RuntimeException | Error ex) {
-			// a store that throws instead of signalling: what the call answers is the
-			// error
-			return Mono.error(ex);
-		}
-		return Mono.fromFuture(settling.toFuture(), true);
-	}
-
-	/**
-	 * Renews the lease while the work runs, on stores whose leases expire, as
-	 * {@code LeaseRenewer} does: a renewal that fails is tried again at the next tick, a
-	 * tick that comes while a renewal is still under way is skipped, and the lease counts
-	 * as lost when the store says so or when a whole lock TTL passed without a renewal.
-	 */
-	private Renewal renew(Lease lease) {
-		Renewal renewal = new Renewal(this.settings.lockTtl());
-		if (!this.store.leaseExpires()) {
-			return renewal;
-		}
-		Duration period = renewal.lockTtl.dividedBy(3);
-		renewal.ticks = Flux.interval(period, period)
-			.onBackpressureDrop()
-			.concatMap((tick) -> this.store.renew(lease, renewal.lockTtl).onErrorResume((ex) -> {
-				logger.warn("Could not renew the idempotency lease of a running call; trying again", ex);
-				return Mono.empty();
-			}), 0)
-			.takeUntil((renewed) -> !renewed)
-			.subscribe(renewal::renewed);
-		return renewal;
-	}
-
-	private Mono<Void> keep(IdempotentCalls.Call call, Lease lease, @Nullable Object result, boolean lost) {
+	private Mono<Void> keep(IdempotentCalls.Call call, ReactiveHold hold, @Nullable Object result) {
 		if (!call.cacheResult()) {
-			return release(call, lease, NotStoredReason.DISABLED);
-		}
-		if (lost) {
-			this.listener.onResponse(call.source(), ResponseOutcome.LOCK_LOST, NotStoredReason.NONE);
-			return Mono.empty();
+			return hold.release(call.source(), NotStoredReason.DISABLED);
 		}
 		byte[] envelope;
 		try {
@@ -243,45 +198,17 @@ public final class ReactiveIdempotentCalls {
 		catch (JacksonException ex) {
 			logger.error("The result of " + call.scope() + " could not be written as JSON, so it was not stored "
 					+ "and the next call with its key runs again", ex);
-			return release(call, lease, NotStoredReason.UNSERIALIZABLE);
+			return hold.release(call.source(), NotStoredReason.UNSERIALIZABLE);
 		}
 		catch (RuntimeException | Error ex) {
 			// a serializer that failed hard: the key must not stay claimed
-			return release(call, lease, NotStoredReason.UNSERIALIZABLE).then(Mono.error(ex));
+			return hold.release(call.source(), NotStoredReason.UNSERIALIZABLE).then(Mono.error(ex));
 		}
-		StoredRecord record = new StoredRecord(fingerprint(call), envelope);
-		return this.store.complete(lease, record, call.ttl())
-			.doOnNext((stored) -> this.listener.onResponse(call.source(),
-					stored ? ResponseOutcome.STORED : ResponseOutcome.LOCK_LOST, NotStoredReason.NONE))
-			.onErrorResume((ex) -> {
-				// the work has had its effects, which an error would hide from the caller
-				logger.warn("Could not store the result of " + call.scope() + "; the next call with its key runs "
-						+ "again", ex);
-				this.listener.onResponse(call.source(), ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
-				return Mono.empty();
-			})
-			.then();
-	}
-
-	private Mono<Void> release(IdempotentCalls.Call call, Lease lease, NotStoredReason reason) {
-		return this.store.release(lease)
-			.doOnNext((released) -> this.listener.onResponse(call.source(),
-					released ? ResponseOutcome.NOT_STORED : ResponseOutcome.LOCK_LOST, reason))
-			.onErrorResume((ex) -> {
-				// never hides what the work answered; the claim lapses with its lease
-				logger.warn("Could not release the idempotency key of " + call.scope(), ex);
-				this.listener.onResponse(call.source(), ResponseOutcome.STORE_ERROR, reason);
-				return Mono.empty();
-			})
-			.then();
+		return hold.store(call.source(), new StoredRecord(fingerprint(call), envelope), call.ttl(),
+				"the result of " + call.scope());
 	}
 
 	private Mono<Object> replay(IdempotentCalls.Call call, StoredRecord record) {
-		String fingerprint = call.fingerprint();
-		if (fingerprint != null && !fingerprint.equals(record.fingerprint())) {
-			this.listener.onRequest(call.source(), RequestOutcome.MISMATCH);
-			return Mono.error(new IdempotencyKeyReusedException(call.scope()));
-		}
 		Object result;
 		try {
 			result = this.results.decode(record.response(), call.resultType());
@@ -298,45 +225,6 @@ public final class ReactiveIdempotentCalls {
 	private static String fingerprint(IdempotentCalls.Call call) {
 		String fingerprint = call.fingerprint();
 		return (fingerprint != null) ? fingerprint : IdempotentCalls.UNVERIFIED;
-	}
-
-	/** The renewal of one call's lease. */
-	private static final class Renewal {
-
-		private final Duration lockTtl;
-
-		private volatile long lastRenewed = System.nanoTime();
-
-		private volatile boolean refused;
-
-		private volatile @Nullable Disposable ticks;
-
-		Renewal(Duration lockTtl) {
-			this.lockTtl = lockTtl;
-		}
-
-		void renewed(boolean renewed) {
-			if (renewed) {
-				this.lastRenewed = System.nanoTime();
-			}
-			else {
-				this.refused = true;
-			}
-		}
-
-		/** Whether the lease is lost: the store refused it, or a lock TTL went by. */
-		boolean isLost() {
-			return this.refused
-					|| (this.ticks != null && System.nanoTime() - this.lastRenewed > this.lockTtl.toNanos());
-		}
-
-		void stop() {
-			Disposable ticks = this.ticks;
-			if (ticks != null) {
-				ticks.dispose();
-			}
-		}
-
 	}
 
 	/** A claim that failed on the store, told apart from what the work signals. */

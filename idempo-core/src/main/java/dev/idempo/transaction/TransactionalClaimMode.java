@@ -5,7 +5,7 @@ import java.time.Duration;
 
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.core.ClaimMode;
+import dev.idempo.flow.ClaimMode;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.StoreOperation;
 import dev.idempo.store.LockingStoreException;

@@ -3,82 +3,37 @@ package dev.idempo.autoconfigure;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
-import io.micrometer.observation.ObservationRegistry;
-import jakarta.servlet.DispatcherType;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.Idempotent;
 import dev.idempo.autoconfigure.IdempotencyProperties.StoreType;
-import dev.idempo.core.CompositeIdempotencyListener;
-import dev.idempo.core.IdempotencyListener;
-import dev.idempo.core.LeaseRenewer;
+import dev.idempo.autoconfigure.method.IdempotentMethodsConfiguration;
+import dev.idempo.autoconfigure.store.jdbc.JdbcStoreConfiguration;
+import dev.idempo.autoconfigure.store.redis.IdempotencyRedisStoreProperties;
+import dev.idempo.autoconfigure.store.redis.RedisStoreConfiguration;
+import dev.idempo.autoconfigure.web.reactive.IdempotencyWebFluxConfiguration;
+import dev.idempo.autoconfigure.web.servlet.IdempotencyWebMvcConfiguration;
 import dev.idempo.core.LocallyCachedLockingStore;
-import dev.idempo.core.ObservedLockingStore;
-import dev.idempo.core.ObservedReactiveLockingStore;
+import dev.idempo.flow.LeaseRenewer;
 import dev.idempo.store.LockingStore;
-import dev.idempo.store.ReactiveLockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;
-import dev.idempo.web.BufferBudget;
-import dev.idempo.web.CallerScopeResolver;
-import dev.idempo.web.DefaultCallerScopeResolver;
-import dev.idempo.web.IdempotencyAsyncInterceptor;
-import dev.idempo.web.IdempotencyFilter;
-import dev.idempo.web.IdempotencyInterceptor;
-import dev.idempo.web.IdempotencyRequestListener;
-import dev.idempo.web.IdempotencyResponseBodyAdvice;
-import dev.idempo.web.IdempotencyProblemCustomizer;
-import dev.idempo.web.IdempotentHandlers;
-import dev.idempo.web.IdempotentResponseFilter;
-import dev.idempo.web.RequestFingerprintStrategy;
-import dev.idempo.web.StreamingReturnValueHandler;
-import dev.idempo.web.TransactionalIdempotency;
-import dev.idempo.transaction.TransactionalClaims;
-import dev.idempo.webflux.DefaultReactiveCallerScopeResolver;
-import dev.idempo.webflux.IdempotencyGatewayFilterFactory;
-import dev.idempo.webflux.IdempotencyRoutesGlobalFilter;
-import dev.idempo.webflux.IdempotencyWebFilter;
-import dev.idempo.webflux.IdempotentHandlerPolicies;
-import dev.idempo.webflux.ReactiveCallerScopeResolver;
 
-import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.beans.factory.annotation.Qualifier;
-import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.beans.factory.config.EmbeddedValueResolver;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.web.servlet.FilterRegistrationBean;
-import org.springframework.boot.web.servlet.ServletListenerRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportRuntimeHints;
 import org.springframework.context.annotation.Primary;
-import org.springframework.core.Ordered;
-import org.springframework.core.annotation.AnnotationAwareOrderComparator;
 import org.springframework.util.ClassUtils;
-import org.springframework.web.method.HandlerMethod;
-import org.springframework.web.reactive.DispatcherHandler;
-import org.springframework.web.reactive.HandlerMapping;
-import org.springframework.web.reactive.function.server.support.RouterFunctionMapping;
-import org.springframework.web.servlet.DispatcherServlet;
-import org.springframework.web.servlet.config.annotation.AsyncSupportConfigurer;
-import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
-import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
-import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
-import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
-import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 /**
  * {@link org.springframework.boot.autoconfigure.EnableAutoConfiguration
@@ -98,9 +53,8 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 @EnableConfigurationProperties({ IdempotencyProperties.class, IdempotencyMemoryStoreProperties.class,
 		IdempotencyRedisStoreProperties.class, IdempotencyLocalCacheProperties.class })
 @Import({ IdempotencyAutoConfiguration.MemoryStoreConfiguration.class, RedisStoreConfiguration.class,
-		JdbcStoreConfiguration.class, IdempotentMethodsConfiguration.class,
-		IdempotencyAutoConfiguration.WebMvcConfiguration.class, IdempotencyAutoConfiguration.WebFluxConfiguration.class,
-		ReactiveStoreConfiguration.class })
+		JdbcStoreConfiguration.class, IdempotentMethodsConfiguration.class, IdempotencyWebMvcConfiguration.class,
+		IdempotencyWebFluxConfiguration.class, ReactiveStoreConfiguration.class })
 @ImportRuntimeHints(IdempotencyRuntimeHints.class)
 public final class IdempotencyAutoConfiguration {
 
@@ -185,7 +139,7 @@ public final class IdempotencyAutoConfiguration {
 	 * Why transactional handlers and methods cannot run, {@code null} if they can. Looked
 	 * up by bean name, so that applications without spring-tx never load its classes.
 	 */
-	static @Nullable String transactionalUnavailable(IdempotencyProperties properties,
+	public static @Nullable String transactionalUnavailable(IdempotencyProperties properties,
 			ConfigurableBeanFactory beanFactory) {
 		StoreType type = properties.getStore().getType();
 		if (type != StoreType.POSTGRES && type != StoreType.MYSQL) {
@@ -195,240 +149,6 @@ public final class IdempotencyAutoConfiguration {
 			return "Spring's transaction support (spring-tx) or Spring JDBC is not on the class path";
 		}
 		return null;
-	}
-
-	/**
-	 * The request flow of {@code @Idempotent} Spring MVC handlers, in servlet web
-	 * applications only.
-	 */
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-	@ConditionalOnClass(DispatcherServlet.class)
-	static class WebMvcConfiguration {
-
-		@Bean
-		@ConditionalOnMissingBean
-		CallerScopeResolver idempotencyCallerScopeResolver() {
-			return new DefaultCallerScopeResolver();
-		}
-
-		@Bean
-		@ConditionalOnMissingBean
-		IdempotentHandlers idempotentHandlers(IdempotencyProperties properties, ConfigurableBeanFactory beanFactory) {
-			IdempotentHandlers handlers = new IdempotentHandlers(new EmbeddedValueResolver(beanFactory),
-					properties.getResponseTtl(), properties.isTransactional(),
-					transactionalUnavailable(properties, beanFactory), properties.getResponses().toPolicy(),
-					properties.getFingerprint().toOptions());
-			handlers.setRoutes(IdempotentRoutes.of(properties));
-			return handlers;
-		}
-
-		@Bean
-		@ConditionalOnMissingBean
-		IdempotencyInterceptor idempotencyInterceptor(LockingStore store, IdempotentHandlers handlers,
-				CallerScopeResolver callerScopeResolver, ObjectProvider<IdempotencyListener> listeners,
-				IdempotencyProperties properties, LeaseRenewer leaseRenewer, ConfigurableBeanFactory beanFactory,
-				ObjectProvider<ObservationRegistry> observationRegistry,
-				ObjectProvider<RequestFingerprintStrategy> fingerprints,
-				ObjectProvider<IdempotentResponseFilter> responseFilters,
-				ObjectProvider<IdempotencyProblemCustomizer> problemCustomizers) {
-			IdempotencyInterceptor interceptor = new IdempotencyInterceptor(store, handlers, callerScopeResolver,
-					CompositeIdempotencyListener.of(listeners.orderedStream().toList()), properties.toSettings(),
-					leaseRenewer, transactional(beanFactory));
-			observationRegistry.ifAvailable(interceptor::setObservationRegistry);
-			fingerprints.ifAvailable(interceptor::setFingerprintStrategy);
-			interceptor.setResponseFilters(responseFilters.orderedStream().toList());
-			interceptor.setProblemCustomizers(problemCustomizers.orderedStream().toList());
-			return interceptor;
-		}
-
-		@Bean
-		WebMvcConfigurer idempotencyWebMvcConfigurer(IdempotencyInterceptor interceptor) {
-			IdempotencyAsyncInterceptor asyncInterceptor = new IdempotencyAsyncInterceptor();
-			return new WebMvcConfigurer() {
-
-				@Override
-				public void addInterceptors(InterceptorRegistry registry) {
-					// last, so that requests other interceptors reject never claim a key
-					registry.addInterceptor(interceptor).order(Ordered.LOWEST_PRECEDENCE);
-				}
-
-				@Override
-				public void configureAsyncSupport(AsyncSupportConfigurer configurer) {
-					configurer.registerCallableInterceptors(asyncInterceptor);
-					configurer.registerDeferredResultInterceptors(asyncInterceptor);
-				}
-
-			};
-		}
-
-		/**
-		 * Lets idempo recognise streaming return values at run time.
-		 * @return the post-processor
-		 */
-		@Bean
-		static BeanPostProcessor idempotencyStreamingReturnValueHandlerPostProcessor() {
-			return new BeanPostProcessor() {
-
-				@Override
-				public Object postProcessAfterInitialization(Object bean, String beanName) {
-					if (bean instanceof RequestMappingHandlerAdapter adapter) {
-						StreamingReturnValueHandler.decorate(adapter);
-					}
-					return bean;
-				}
-
-			};
-		}
-
-		@Bean
-		@ConditionalOnMissingBean(name = "idempotencyFilterRegistration")
-		FilterRegistrationBean<IdempotencyFilter> idempotencyFilterRegistration(IdempotencyProperties properties) {
-			List<String> keyHeaders = new ArrayList<>();
-			keyHeaders.add(properties.getKeyHeader());
-			keyHeaders.addAll(properties.getKeyHeaderAliases());
-			FilterRegistrationBean<IdempotencyFilter> registration = new FilterRegistrationBean<>(
-					new IdempotencyFilter(keyHeaders, new BufferBudget(properties.maxBufferedBytes())));
-			registration.setOrder(properties.getFilterOrder());
-			registration.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC, DispatcherType.ERROR);
-			registration.setAsyncSupported(true);
-			return registration;
-		}
-
-		@Bean
-		ServletListenerRegistrationBean<IdempotencyRequestListener> idempotencyRequestListener() {
-			return new ServletListenerRegistrationBean<>(new IdempotencyRequestListener());
-		}
-
-		@Bean
-		@ConditionalOnMissingBean
-		IdempotencyResponseBodyAdvice idempotencyResponseBodyAdvice(IdempotencyProperties properties) {
-			return new IdempotencyResponseBodyAdvice(properties.getMaxResponseSize().toBytes());
-		}
-
-		/**
-		 * Resolves every {@code @Idempotent} handler's TTL at start-up, so that a bad
-		 * duration or placeholder fails the application rather than its first request,
-		 * and warns about annotated handlers that only safe methods reach.
-		 */
-		@Bean
-		SmartInitializingSingleton idempotentHandlersValidator(IdempotentHandlers handlers,
-				ObjectProvider<RequestMappingHandlerMapping> mappings, IdempotencyProperties properties,
-				ConfigurableBeanFactory beanFactory) {
-			return () -> {
-				boolean anyTransactional = false;
-				for (RequestMappingHandlerMapping mapping : mappings.orderedStream().toList()) {
-					for (Map.Entry<RequestMappingInfo, HandlerMethod> entry : mapping.getHandlerMethods().entrySet()) {
-						HandlerMethod handler = entry.getValue().createWithResolvedBean();
-						IdempotentHandlers.Policy policy = handlers.policy(handler);
-						anyTransactional |= policy != null && policy.transactional();
-						handlers.warnIfOnlySafeMethods(handler, entry.getKey().getMethodsCondition().getMethods());
-					}
-				}
-				if (anyTransactional) {
-					JdbcStoreConfiguration.verifyTransactional(properties.getStore().getType(),
-							(TransactionalClaims) beanFactory.getBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME));
-				}
-			};
-		}
-
-		private static @Nullable TransactionalIdempotency transactional(ConfigurableBeanFactory beanFactory) {
-			return beanFactory.containsBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME)
-					? new TransactionalIdempotency(
-							(TransactionalClaims) beanFactory.getBean(JdbcStoreConfiguration.TRANSACTIONAL_BEAN_NAME))
-					: null;
-		}
-
-	}
-
-	/**
-	 * The request flow of {@code @Idempotent} WebFlux handler methods, and of the
-	 * functional endpoints, unannotated handler methods and gateway routes that
-	 * {@code idempo.routes} protects, in reactive web applications only.
-	 */
-	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-	@ConditionalOnClass({ IdempotencyWebFilter.class, DispatcherHandler.class })
-	static class WebFluxConfiguration {
-
-		@Bean
-		@ConditionalOnMissingBean
-		ReactiveCallerScopeResolver idempotencyReactiveCallerScopeResolver() {
-			return new DefaultReactiveCallerScopeResolver();
-		}
-
-		@Bean
-		@ConditionalOnMissingBean
-		IdempotentHandlerPolicies idempotentHandlerPolicies(IdempotencyProperties properties,
-				ConfigurableBeanFactory beanFactory) {
-			IdempotentHandlerPolicies policies = new IdempotentHandlerPolicies(new EmbeddedValueResolver(beanFactory),
-					properties.getResponseTtl(), properties.isTransactional(), properties.getResponses().toPolicy(),
-					properties.getFingerprint().toOptions());
-			policies.setRoutes(IdempotentRoutes.of(properties));
-			return policies;
-		}
-
-		/**
-		 * The request flow, around the handlers of {@code @RequestMapping} methods and
-		 * functional endpoints, looked up in the order the {@code DispatcherHandler} asks
-		 * their mappings.
-		 */
-		@Bean
-		@ConditionalOnMissingBean
-		IdempotencyWebFilter idempotencyWebFilter(ReactiveLockingStore store, IdempotentHandlerPolicies policies,
-				@Qualifier("requestMappingHandlerMapping") HandlerMapping handlerMapping,
-				ObjectProvider<RouterFunctionMapping> routerFunctionMappings, ReactiveCallerScopeResolver callerScopes,
-				ObjectProvider<IdempotencyListener> listeners, IdempotencyProperties properties) {
-			IdempotencyListener listener = CompositeIdempotencyListener.of(listeners.orderedStream().toList());
-			// the store operations' latency, as the servlet flow measures them
-			ReactiveLockingStore observed = new ObservedReactiveLockingStore(store, listener);
-			List<HandlerMapping> mappings = new ArrayList<>();
-			mappings.add(handlerMapping);
-			routerFunctionMappings.orderedStream().forEach(mappings::add);
-			AnnotationAwareOrderComparator.sort(mappings);
-			IdempotencyWebFilter filter = new IdempotencyWebFilter(observed, policies, mappings, callerScopes, listener,
-					properties.toSettings());
-			filter.setOrder(properties.getFilterOrder());
-			return filter;
-		}
-
-		/**
-		 * The Spring Cloud Gateway route filter {@code Idempotency}
-		 * ({@code filters: - Idempotency=24h,true}), and {@code idempo.routes} on gateway
-		 * routes, where the gateway (server-webflux) is on the class path.
-		 */
-		@Configuration(proxyBeanMethods = false)
-		@ConditionalOnClass(name = "org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory")
-		static class GatewayConfiguration {
-
-			@Bean
-			@ConditionalOnMissingBean
-			IdempotencyGatewayFilterFactory idempotencyGatewayFilterFactory(IdempotencyWebFilter filter,
-					IdempotentHandlerPolicies policies) {
-				return new IdempotencyGatewayFilterFactory(filter, policies);
-			}
-
-			@Bean
-			@ConditionalOnMissingBean
-			IdempotencyRoutesGlobalFilter idempotencyRoutesGlobalFilter(IdempotencyWebFilter filter,
-					IdempotentHandlerPolicies policies) {
-				return new IdempotencyRoutesGlobalFilter(filter, policies);
-			}
-
-		}
-
-		/**
-		 * Resolves every {@code @Idempotent} handler's policy at start-up, so that a bad
-		 * TTL or a transactional handler fails the application rather than its first
-		 * request.
-		 */
-		@Bean
-		SmartInitializingSingleton idempotentWebFluxHandlersValidator(IdempotentHandlerPolicies policies,
-				ObjectProvider<org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping> mappings) {
-			return () -> mappings.orderedStream()
-				.forEach((mapping) -> mapping.getHandlerMethods().values().forEach(policies::policy));
-		}
-
 	}
 
 	@Configuration(proxyBeanMethods = false)

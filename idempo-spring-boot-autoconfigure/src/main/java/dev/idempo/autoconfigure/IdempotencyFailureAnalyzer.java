@@ -8,7 +8,7 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
  *
  * @author idempo
  */
-class IdempotencyFailureAnalyzer extends AbstractFailureAnalyzer<IdempotencyStoreUnavailableException> {
+public class IdempotencyFailureAnalyzer extends AbstractFailureAnalyzer<IdempotencyStoreUnavailableException> {
 
 	@Override
 	protected FailureAnalysis analyze(Throwable rootFailure, IdempotencyStoreUnavailableException cause) {

@@ -8,10 +8,7 @@ import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.core.FingerprintOptions;
 import dev.idempo.core.IdempotencySettings;
-import dev.idempo.core.ResponseStoragePolicy;
-import dev.idempo.method.IdempotentMethodAdvisor;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.NestedConfigurationProperty;
@@ -20,8 +17,15 @@ import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
 
 /**
- * Configuration properties for idempo. Checked when bound: a value out of range fails
- * start-up naming the property.
+ * Configuration properties for idempo ({@code idempo.*}): the switch, the key headers,
+ * TTLs and size limits that every entry point shares, with the concerns of the request
+ * flow bound beneath them ({@link ResponseStorageProperties idempo.responses},
+ * {@link FingerprintProperties idempo.fingerprint}, {@link ConflictProperties
+ * idempo.conflict}, {@link StoreFailureProperties idempo.store-failure} and
+ * {@link RouteProperties idempo.routes}). A technology's own settings have a class of
+ * their own beside its auto-configuration ({@code idempo.store.redis},
+ * {@code idempo.method}, {@code idempo.endpoint}, ...). Checked when bound: a value out
+ * of range fails start-up naming the property.
  *
  * @author idempo
  */
@@ -29,7 +33,7 @@ import org.springframework.validation.Validator;
 public class IdempotencyProperties implements Validator {
 
 	/** An HTTP header name: an RFC 9110 token. */
-	static final String HEADER_NAME = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+	public static final String HEADER_NAME = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 
 	/**
 	 * Headers that a replay must not be marked with: they describe the response itself.
@@ -126,19 +130,31 @@ public class IdempotencyProperties implements Validator {
 	 */
 	private String replayedHeader = IdempotencySettings.DEFAULT_REPLAYED_HEADER;
 
-	private final Responses responses = new Responses();
+	/**
+	 * Which responses are stored and replayed.
+	 */
+	@NestedConfigurationProperty
+	private final ResponseStorageProperties responses = new ResponseStorageProperties();
 
-	private final Fingerprint fingerprint = new Fingerprint();
+	/**
+	 * What a request's fingerprint covers.
+	 */
+	@NestedConfigurationProperty
+	private final FingerprintProperties fingerprint = new FingerprintProperties();
 
-	private final Conflict conflict = new Conflict();
+	/**
+	 * What a duplicate gets while the first request with its key still runs.
+	 */
+	@NestedConfigurationProperty
+	private final ConflictProperties conflict = new ConflictProperties();
 
-	private final StoreFailure storeFailure = new StoreFailure();
+	/**
+	 * What happens when the store cannot be reached.
+	 */
+	@NestedConfigurationProperty
+	private final StoreFailureProperties storeFailure = new StoreFailureProperties();
 
 	private final Store store = new Store();
-
-	private final Endpoint endpoint = new Endpoint();
-
-	private final Method method = new Method();
 
 	/**
 	 * Routes protected without @Idempotent: functional endpoints (RouterFunction),
@@ -150,7 +166,7 @@ public class IdempotencyProperties implements Validator {
 	 * request's path and method applies; @Idempotent on a handler wins over every entry.
 	 * None by default.
 	 */
-	private List<Route> routes = new ArrayList<>();
+	private List<RouteProperties> routes = new ArrayList<>();
 
 	public @Nullable DataSize getMaxBufferedSize() {
 		return this.maxBufferedSize;
@@ -265,19 +281,19 @@ public class IdempotencyProperties implements Validator {
 		this.replayedHeader = replayedHeader;
 	}
 
-	public Responses getResponses() {
+	public ResponseStorageProperties getResponses() {
 		return this.responses;
 	}
 
-	public Fingerprint getFingerprint() {
+	public FingerprintProperties getFingerprint() {
 		return this.fingerprint;
 	}
 
-	public Conflict getConflict() {
+	public ConflictProperties getConflict() {
 		return this.conflict;
 	}
 
-	public StoreFailure getStoreFailure() {
+	public StoreFailureProperties getStoreFailure() {
 		return this.storeFailure;
 	}
 
@@ -285,19 +301,11 @@ public class IdempotencyProperties implements Validator {
 		return this.store;
 	}
 
-	public Endpoint getEndpoint() {
-		return this.endpoint;
-	}
-
-	public Method getMethod() {
-		return this.method;
-	}
-
-	public List<Route> getRoutes() {
+	public List<RouteProperties> getRoutes() {
 		return this.routes;
 	}
 
-	public void setRoutes(List<Route> routes) {
+	public void setRoutes(List<RouteProperties> routes) {
 		this.routes = routes;
 	}
 
@@ -326,12 +334,8 @@ public class IdempotencyProperties implements Validator {
 			errors.rejectValue("maxBufferedSize", "idempo.max-buffered-size",
 					"must be positive (leave it unset for a quarter of the maximum heap)");
 		}
-		rejectNegative(errors, "conflict.retryAfter", "idempo.conflict.retry-after",
-				properties.getConflict().getRetryAfter());
-		rejectNegative(errors, "conflict.waitTimeout", "idempo.conflict.wait-timeout",
-				properties.getConflict().getWaitTimeout());
-		rejectNegative(errors, "storeFailure.retryAfter", "idempo.store-failure.retry-after",
-				properties.getStoreFailure().getRetryAfter());
+		properties.getConflict().validate(errors);
+		properties.getStoreFailure().validate(errors);
 		for (int i = 0; i < properties.getRoutes().size(); i++) {
 			properties.getRoutes().get(i).validate(errors, i);
 		}
@@ -357,7 +361,7 @@ public class IdempotencyProperties implements Validator {
 		}
 	}
 
-	private static void rejectInvalidTtl(Errors errors, String field, String property, Duration ttl) {
+	static void rejectInvalidTtl(Errors errors, String field, String property, Duration ttl) {
 		if (!IdempotencySettings.isValidTtl(ttl)) {
 			errors.rejectValue(field, property, "must be positive and at most 36500d (100 years)");
 		}
@@ -367,203 +371,6 @@ public class IdempotencyProperties implements Validator {
 		if (duration.isNegative()) {
 			errors.rejectValue(field, property, "must not be negative");
 		}
-	}
-
-	static void rejectNonPositive(Errors errors, String field, String property, Duration duration) {
-		if (duration.isNegative() || duration.isZero()) {
-			errors.rejectValue(field, property, "must be positive");
-		}
-	}
-
-	/**
-	 * Idempotent methods outside the web layer (@Idempotent with a key) and the
-	 * IdempotencyTemplate.
-	 */
-	public static class Method {
-
-		/**
-		 * Whether a key used again with other arguments throws
-		 * IdempotencyKeyReusedException instead of returning the result stored for the
-		 * first arguments (compared as a digest of their JSON; infrastructure arguments
-		 * such as a Kafka Acknowledgment are left out).
-		 */
-		private boolean verifyArguments = true;
-
-		/**
-		 * Order of the advisor of @Idempotent methods; by default before @Transactional
-		 * and Spring Retry's @Retryable, which then run inside the claim.
-		 */
-		private int advisorOrder = IdempotentMethodAdvisor.DEFAULT_ORDER;
-
-		public boolean isVerifyArguments() {
-			return this.verifyArguments;
-		}
-
-		public void setVerifyArguments(boolean verifyArguments) {
-			this.verifyArguments = verifyArguments;
-		}
-
-		public int getAdvisorOrder() {
-			return this.advisorOrder;
-		}
-
-		public void setAdvisorOrder(int advisorOrder) {
-			this.advisorOrder = advisorOrder;
-		}
-
-	}
-
-	/**
-	 * A route protected by configuration: the requests whose path matches its pattern and
-	 * whose method is one of its methods, with the settings of @Idempotent's attributes.
-	 */
-	public static class Route {
-
-		/**
-		 * Spring PathPattern of the paths it protects, matched against the path within
-		 * the application, such as /payments/**.
-		 */
-		private @Nullable String path;
-
-		/**
-		 * Request methods it protects: some of POST, PATCH, PUT and DELETE (GET, HEAD,
-		 * OPTIONS and TRACE never take part).
-		 */
-		private List<String> methods = new ArrayList<>(List.of("POST", "PATCH", "PUT", "DELETE"));
-
-		/**
-		 * How long its responses are kept, as @Idempotent(ttl). By default
-		 * idempo.response-ttl.
-		 */
-		private @Nullable Duration ttl;
-
-		/**
-		 * Whether a request without a key gets 400, as @Idempotent(required).
-		 */
-		private boolean required;
-
-		/**
-		 * Whether its responses are stored and replayed, as @Idempotent(cacheResponse);
-		 * false only keeps duplicates from running at the same time.
-		 */
-		private boolean cacheResponse = true;
-
-		/**
-		 * Which statuses its responses are stored for, in place of idempo.responses (what
-		 * the entry leaves out takes idempo.responses' defaults).
-		 */
-		private @Nullable Responses responses;
-
-		/**
-		 * What its fingerprints cover, in place of idempo.fingerprint.
-		 */
-		private @Nullable Fingerprint fingerprint;
-
-		public @Nullable String getPath() {
-			return this.path;
-		}
-
-		public void setPath(@Nullable String path) {
-			this.path = path;
-		}
-
-		public List<String> getMethods() {
-			return this.methods;
-		}
-
-		public void setMethods(List<String> methods) {
-			this.methods = methods;
-		}
-
-		public @Nullable Duration getTtl() {
-			return this.ttl;
-		}
-
-		public void setTtl(@Nullable Duration ttl) {
-			this.ttl = ttl;
-		}
-
-		public boolean isRequired() {
-			return this.required;
-		}
-
-		public void setRequired(boolean required) {
-			this.required = required;
-		}
-
-		public boolean isCacheResponse() {
-			return this.cacheResponse;
-		}
-
-		public void setCacheResponse(boolean cacheResponse) {
-			this.cacheResponse = cacheResponse;
-		}
-
-		public @Nullable Responses getResponses() {
-			return this.responses;
-		}
-
-		public void setResponses(@Nullable Responses responses) {
-			this.responses = responses;
-		}
-
-		public @Nullable Fingerprint getFingerprint() {
-			return this.fingerprint;
-		}
-
-		public void setFingerprint(@Nullable Fingerprint fingerprint) {
-			this.fingerprint = fingerprint;
-		}
-
-		void validate(Errors errors, int index) {
-			String field = "routes[" + index + "].";
-			String property = "idempo.routes[" + index + "].";
-			String pathProblem = RoutePatterns.problem(this.path);
-			if (pathProblem != null) {
-				errors.rejectValue(field + "path", property + "path", pathProblem);
-			}
-			if (this.methods.isEmpty()) {
-				errors.rejectValue(field + "methods", property + "methods",
-						"must name at least one of POST, PATCH, PUT and DELETE");
-			}
-			for (String method : this.methods) {
-				String methodProblem = RoutePatterns.methodProblem(method);
-				if (methodProblem != null) {
-					errors.rejectValue(field + "methods", property + "methods", methodProblem);
-				}
-			}
-			if (this.ttl != null) {
-				rejectInvalidTtl(errors, field + "ttl", property + "ttl", this.ttl);
-			}
-			if (this.responses != null) {
-				this.responses.validate(errors, field + "responses", property + "responses");
-			}
-			if (this.fingerprint != null) {
-				this.fingerprint.validate(errors, field + "fingerprint", property + "fingerprint");
-			}
-		}
-
-	}
-
-	/**
-	 * The idempo Actuator endpoint.
-	 */
-	public static class Endpoint {
-
-		/**
-		 * Whether the idempo Actuator endpoint shows the bodies of stored responses (they
-		 * may hold personal data); by default only status and headers.
-		 */
-		private boolean showBody;
-
-		public boolean isShowBody() {
-			return this.showBody;
-		}
-
-		public void setShowBody(boolean showBody) {
-			this.showBody = showBody;
-		}
-
 	}
 
 	/**
@@ -576,206 +383,6 @@ public class IdempotencyProperties implements Validator {
 				java.util.Set.copyOf(this.excludedHeaders), this.conflict.getRetryAfter(),
 				this.conflict.getWaitTimeout(), this.storeFailure.getMode() == StoreFailureMode.FAIL_OPEN,
 				this.storeFailure.getRetryAfter(), this.replayedHeader);
-	}
-
-	/**
-	 * Which responses are stored and replayed; the rest release their key, so that a
-	 * retry runs the handler again.
-	 */
-	public static class Responses {
-
-		/**
-		 * Statuses whose responses are stored and replayed: codes (201) or classes (4xx).
-		 * 5xx may be added: a stored 500 is replayed like any other response.
-		 */
-		private List<String> stored = new ArrayList<>(ResponseStoragePolicy.DEFAULT_STORED);
-
-		/**
-		 * Statuses never stored even when "stored" matches them: codes (429) or classes;
-		 * their responses release the key.
-		 */
-		private List<String> notStored = new ArrayList<>(ResponseStoragePolicy.DEFAULT_NOT_STORED);
-
-		public List<String> getStored() {
-			return this.stored;
-		}
-
-		public void setStored(List<String> stored) {
-			this.stored = stored;
-		}
-
-		public List<String> getNotStored() {
-			return this.notStored;
-		}
-
-		public void setNotStored(List<String> notStored) {
-			this.notStored = notStored;
-		}
-
-		/**
-		 * Rejects entries that are neither a status code nor a class.
-		 * @param errors the errors of the bound object
-		 * @param field the path of this object in it, such as {@code responses}
-		 * @param property the property prefix, such as {@code idempo.responses}
-		 */
-		void validate(Errors errors, String field, String property) {
-			rejectInvalidEntries(errors, field + ".stored", property + ".stored", this.stored);
-			rejectInvalidEntries(errors, field + ".notStored", property + ".not-stored", this.notStored);
-		}
-
-		private static void rejectInvalidEntries(Errors errors, String field, String property, List<String> entries) {
-			for (String entry : entries) {
-				String problem = ResponseStoragePolicy.problem(entry);
-				if (problem != null) {
-					errors.rejectValue(field, property, problem);
-				}
-			}
-		}
-
-		/**
-		 * The policy these properties describe.
-		 * @return the policy
-		 */
-		public ResponseStoragePolicy toPolicy() {
-			return ResponseStoragePolicy.of(this.stored, this.notStored);
-		}
-
-	}
-
-	/**
-	 * What a request's fingerprint covers beyond its method, path, query and body.
-	 */
-	public static class Fingerprint {
-
-		/**
-		 * JSON Pointers (RFC 6901) of fields left out of the fingerprint of a JSON body
-		 * (application/json, application/*+json), such as /timestamp or /meta/requestId:
-		 * a retry that differs only there replays instead of getting 422. What remains is
-		 * fingerprinted in a canonical form (members sorted, whitespace ignored); bodies
-		 * that are not JSON or do not parse are fingerprinted as sent.
-		 */
-		private List<String> ignoredFields = new ArrayList<>();
-
-		/**
-		 * Request headers whose values are part of the fingerprint (case-insensitive); a
-		 * header that is absent differs from one sent empty.
-		 */
-		private List<String> headers = new ArrayList<>();
-
-		public List<String> getIgnoredFields() {
-			return this.ignoredFields;
-		}
-
-		public void setIgnoredFields(List<String> ignoredFields) {
-			this.ignoredFields = ignoredFields;
-		}
-
-		public List<String> getHeaders() {
-			return this.headers;
-		}
-
-		public void setHeaders(List<String> headers) {
-			this.headers = headers;
-		}
-
-		/**
-		 * Rejects invalid JSON Pointers and header names.
-		 * @param errors the errors of the bound object
-		 * @param field the path of this object in it, such as {@code fingerprint}
-		 * @param property the property prefix, such as {@code idempo.fingerprint}
-		 */
-		void validate(Errors errors, String field, String property) {
-			for (String pointer : this.ignoredFields) {
-				String problem = FingerprintOptions.pointerProblem(pointer);
-				if (problem != null) {
-					errors.rejectValue(field + ".ignoredFields", property + ".ignored-fields", problem);
-				}
-			}
-			for (String header : this.headers) {
-				if (!header.trim().matches(HEADER_NAME)) {
-					errors.rejectValue(field + ".headers", property + ".headers",
-							"'" + header + "' is not an HTTP header name (a token)");
-				}
-			}
-		}
-
-		/**
-		 * The options these properties describe.
-		 * @return the options
-		 */
-		public FingerprintOptions toOptions() {
-			return FingerprintOptions.of(this.ignoredFields, this.headers);
-		}
-
-	}
-
-	/**
-	 * What a duplicate gets while the first request with its key still runs.
-	 */
-	public static class Conflict {
-
-		/**
-		 * Retry-After sent with 409, rounded up to whole seconds. Not negative.
-		 */
-		private Duration retryAfter = Duration.ofSeconds(1);
-
-		/**
-		 * How long a duplicate waits for the first request to finish before getting 409.
-		 * When it finishes in time, the duplicate gets its response replayed. Zero
-		 * answers 409 at once; not negative. A waiting duplicate holds a request thread.
-		 */
-		private Duration waitTimeout = Duration.ZERO;
-
-		public Duration getRetryAfter() {
-			return this.retryAfter;
-		}
-
-		public void setRetryAfter(Duration retryAfter) {
-			this.retryAfter = retryAfter;
-		}
-
-		public Duration getWaitTimeout() {
-			return this.waitTimeout;
-		}
-
-		public void setWaitTimeout(Duration waitTimeout) {
-			this.waitTimeout = waitTimeout;
-		}
-
-	}
-
-	/**
-	 * What happens when the store cannot be reached.
-	 */
-	public static class StoreFailure {
-
-		/**
-		 * Whether to refuse the request with 503 (fail-closed) or run the handler
-		 * unprotected (fail-open).
-		 */
-		private StoreFailureMode mode = StoreFailureMode.FAIL_CLOSED;
-
-		/**
-		 * Retry-After sent with 503, rounded up to whole seconds. Not negative.
-		 */
-		private Duration retryAfter = Duration.ofSeconds(5);
-
-		public StoreFailureMode getMode() {
-			return this.mode;
-		}
-
-		public void setMode(StoreFailureMode mode) {
-			this.mode = mode;
-		}
-
-		public Duration getRetryAfter() {
-			return this.retryAfter;
-		}
-
-		public void setRetryAfter(Duration retryAfter) {
-			this.retryAfter = retryAfter;
-		}
-
 	}
 
 	/**

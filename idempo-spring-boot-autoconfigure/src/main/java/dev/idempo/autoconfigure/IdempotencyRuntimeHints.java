@@ -2,12 +2,16 @@ package dev.idempo.autoconfigure;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.idempo.autoconfigure.actuate.IdempotencyEndpointAutoConfiguration;
+
 import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.aot.hint.RuntimeHintsRegistrar;
 
 /**
  * The resources idempo reads at run time, for native images and AOT-processed
- * applications: the Redis store's Lua scripts and the SQL stores' schema scripts.
+ * applications: the Redis store's Lua scripts and the SQL stores' schema scripts; and the
+ * caller scope resolver types, which the Actuator endpoint's auto-configuration looks up
+ * by name.
  *
  * @author idempo
  */
@@ -18,6 +22,8 @@ class IdempotencyRuntimeHints implements RuntimeHintsRegistrar {
 		hints.resources()
 			.registerPattern("dev/idempo/store/redis/*.lua")
 			.registerPattern("dev/idempo/store/jdbc/schema-*.sql");
+		IdempotencyEndpointAutoConfiguration.resolverTypes()
+			.forEach((type) -> hints.reflection().registerTypeIfPresent(classLoader, type));
 	}
 
 }

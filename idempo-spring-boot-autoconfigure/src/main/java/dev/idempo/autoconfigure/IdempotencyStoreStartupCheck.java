@@ -22,7 +22,7 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
  *
  * @author idempo
  */
-class IdempotencyStoreStartupCheck implements SmartInitializingSingleton, DisposableBean {
+public class IdempotencyStoreStartupCheck implements SmartInitializingSingleton, DisposableBean {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyStoreStartupCheck.class);
 
@@ -46,7 +46,8 @@ class IdempotencyStoreStartupCheck implements SmartInitializingSingleton, Dispos
 	 * @param address where the store connects, without credentials
 	 * @param failOpen whether requests run unprotected while the store cannot be reached
 	 */
-	IdempotencyStoreStartupCheck(@Nullable LockingStore store, String storeName, String address, boolean failOpen) {
+	public IdempotencyStoreStartupCheck(@Nullable LockingStore store, String storeName, String address,
+			boolean failOpen) {
 		this.store = store;
 		this.storeName = storeName;
 		this.address = address;

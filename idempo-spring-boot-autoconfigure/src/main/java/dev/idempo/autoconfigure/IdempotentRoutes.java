@@ -12,7 +12,7 @@ import dev.idempo.core.IdempotentRoute;
  *
  * @author idempo
  */
-final class IdempotentRoutes {
+public final class IdempotentRoutes {
 
 	private IdempotentRoutes() {
 	}
@@ -22,14 +22,14 @@ final class IdempotentRoutes {
 	 * @param properties the properties
 	 * @return the routes
 	 */
-	static List<IdempotentRoute> of(IdempotencyProperties properties) {
+	public static List<IdempotentRoute> of(IdempotencyProperties properties) {
 		return properties.getRoutes().stream().map(IdempotentRoutes::route).toList();
 	}
 
-	private static IdempotentRoute route(IdempotencyProperties.Route route) {
+	private static IdempotentRoute route(RouteProperties route) {
 		// checked when bound (IdempotencyProperties.validate)
-		IdempotencyProperties.Responses responses = route.getResponses();
-		IdempotencyProperties.Fingerprint fingerprint = route.getFingerprint();
+		ResponseStorageProperties responses = route.getResponses();
+		FingerprintProperties fingerprint = route.getFingerprint();
 		return new IdempotentRoute(Objects.requireNonNull(route.getPath()), route.getMethods(),
 				new IdempotentRoute.Settings(route.getTtl(), route.isRequired(), route.isCacheResponse(),
 						(responses != null) ? responses.toPolicy() : null,

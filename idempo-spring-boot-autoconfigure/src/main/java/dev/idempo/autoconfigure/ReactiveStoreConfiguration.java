@@ -2,6 +2,7 @@ package dev.idempo.autoconfigure;
 
 import reactor.core.publisher.Mono;
 
+import dev.idempo.autoconfigure.store.redis.RedisStoreConfiguration;
 import dev.idempo.store.InlineLockingStore;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.OffloadedLockingStore;

@@ -11,6 +11,9 @@ import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
+import dev.idempo.autoconfigure.actuate.IdempotencyHealthAutoConfiguration;
+import dev.idempo.autoconfigure.openapi.IdempotencyOpenApiAutoConfiguration;
+
 import org.springframework.aot.hint.RuntimeHints;
 import org.springframework.aot.hint.predicate.RuntimeHintsPredicates;
 import org.springframework.core.io.ClassPathResource;

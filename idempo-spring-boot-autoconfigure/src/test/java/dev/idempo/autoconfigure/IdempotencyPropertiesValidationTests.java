@@ -119,7 +119,7 @@ class IdempotencyPropertiesValidationTests {
 					"idempo.routes[0].cache-response=false", "idempo.routes[1].path=/**")
 			.run((context) -> {
 				assertThat(context).hasNotFailed();
-				IdempotencyProperties.Route route = context.getBean(IdempotencyProperties.class).getRoutes().get(0);
+				RouteProperties route = context.getBean(IdempotencyProperties.class).getRoutes().get(0);
 				assertThat(route.getMethods()).containsExactly("post", "Put");
 				assertThat(route.isRequired()).isTrue();
 				assertThat(route.isCacheResponse()).isFalse();

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
-import dev.idempo.autoconfigure.IdempotencyClientAutoConfiguration;
+import dev.idempo.autoconfigure.client.IdempotencyClientAutoConfiguration;
 import dev.idempo.client.downstream.DownstreamApplication;
 import dev.idempo.client.downstream.DownstreamApplication.Charges;
 import dev.idempo.client.downstream.DownstreamApplication.Request;

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 import dev.idempo.Idempotent;
 import dev.idempo.autoconfigure.IdempotencyAutoConfiguration;
-import dev.idempo.autoconfigure.IdempotencyListenerContainerAutoConfiguration;
+import dev.idempo.autoconfigure.listener.IdempotencyListenerContainerAutoConfiguration;
 import dev.idempo.testsupport.DeliveryLedger;
 
 import org.springframework.boot.WebApplicationType;

@@ -13,7 +13,7 @@ import dev.idempo.Idempotent;
 import dev.idempo.IdempotencyInProgressException;
 import dev.idempo.IdempotencyKeyReusedException;
 import dev.idempo.autoconfigure.IdempotencyAutoConfiguration;
-import dev.idempo.autoconfigure.IdempotencyListenerContainerAutoConfiguration;
+import dev.idempo.autoconfigure.listener.IdempotencyListenerContainerAutoConfiguration;
 import dev.idempo.testsupport.TestKafka;
 
 import org.springframework.boot.WebApplicationType;

@@ -22,6 +22,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -63,7 +64,15 @@ import static org.assertj.core.api.Assertions.fail;
  * annotation, leaves a row per delivery, so the first test can fail; that control does
  * not depend on the store, so it runs once, in {@link PostgresKafkaListenerTests}. A
  * subclass per database.
+ * <p>
+ * A chaos run (tagged {@code chaos}: {@code -Pchaos}, which CI runs after the plain
+ * {@code verify}): a consumer JVM started, killed and replaced per run, over a minute per
+ * database. The plain suite keeps what it rests on in one JVM:
+ * {@code method/*TransactionalMethodTests} (the row and the record commit together or not
+ * at all, one row from many threads with one key) and {@link KafkaErrorHandlingTests}
+ * (duplicates and redeliveries on the embedded broker).
  */
+@Tag("chaos")
 abstract class KafkaListenerTests {
 
 	private static final String HIBERNATE = "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration";

@@ -1,11 +1,10 @@
 package dev.idempo.webflux;
 
-import java.security.MessageDigest;
 import java.util.List;
 
 import reactor.core.publisher.Mono;
 
-import dev.idempo.core.Digests;
+import dev.idempo.core.CallerScopes;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.security.authentication.AuthenticationTrustResolver;
@@ -28,7 +27,7 @@ import org.springframework.web.server.ServerWebExchange;
 public class DefaultReactiveCallerScopeResolver implements ReactiveCallerScopeResolver {
 
 	/** The scope of requests without a principal or an {@code Authorization} header. */
-	public static final String ANONYMOUS = "anonymous";
+	public static final String ANONYMOUS = CallerScopes.ANONYMOUS;
 
 	private static final boolean SPRING_SECURITY_PRESENT = ClassUtils.isPresent(
 			"org.springframework.security.core.context.ReactiveSecurityContextHolder",
@@ -56,7 +55,7 @@ public class DefaultReactiveCallerScopeResolver implements ReactiveCallerScopeRe
 	 * @return {@code principal:<name>}
 	 */
 	public static String principalScope(String name) {
-		return "principal:" + name;
+		return CallerScopes.principal(name);
 	}
 
 	/**
@@ -67,9 +66,7 @@ public class DefaultReactiveCallerScopeResolver implements ReactiveCallerScopeRe
 	 * @return {@code authorization:<hex digest>}
 	 */
 	public static String authorizationScope(List<String> values) {
-		MessageDigest digest = Digests.sha256();
-		values.forEach((value) -> Digests.field(digest, value));
-		return "authorization:" + Digests.hex(digest);
+		return CallerScopes.authorization(values);
 	}
 
 	private static final class SpringSecurity {

@@ -12,6 +12,7 @@ import org.springframework.cloud.gateway.filter.GatewayFilterChain;
 import org.springframework.cloud.gateway.filter.NettyWriteResponseFilter;
 import org.springframework.cloud.gateway.filter.OrderedGatewayFilter;
 import org.springframework.cloud.gateway.filter.factory.AbstractGatewayFilterFactory;
+import org.springframework.cloud.gateway.support.HasRouteId;
 import org.springframework.util.StringUtils;
 import org.springframework.web.server.ServerWebExchange;
 
@@ -71,7 +72,19 @@ public class IdempotencyGatewayFilterFactory
 	 */
 	@Override
 	public GatewayFilter apply(Config config) {
-		IdempotentHandlerPolicies.Policy policy = this.policies.routePolicy(config.ttl(), config.isRequired());
+		IdempotentHandlerPolicies.Policy policy;
+		try {
+			policy = this.policies.routePolicy(config.ttl(), config.isRequired());
+		}
+		catch (IllegalArgumentException ex) {
+			// the gateway reports a route that fails to load without saying which one it
+			// was
+			throw new IllegalArgumentException("The Idempotency filter of the route "
+					+ ((config.getRouteId() != null) ? "'" + config.getRouteId() + "'" : "(no route id)")
+					+ " cannot be applied: " + ex.getMessage()
+					+ ". Give it a ttl such as 24h, PT30M or 90s, positive and at most 36500d, or none for "
+					+ "idempo.response-ttl.", ex);
+		}
 		return new OrderedGatewayFilter(new Protecting(this.filter, policy), ORDER);
 	}
 
@@ -108,13 +121,30 @@ public class IdempotencyGatewayFilterFactory
 	}
 
 	/**
-	 * The arguments of a route's {@code Idempotency} filter.
+	 * The arguments of a route's {@code Idempotency} filter, and the id of its route,
+	 * which the gateway sets (for the message of an argument it cannot take).
 	 */
-	public static class Config {
+	public static class Config implements HasRouteId {
 
 		private @Nullable String ttl;
 
 		private boolean required;
+
+		private @Nullable String routeId;
+
+		/**
+		 * The id of the route whose filter this is, set by the gateway.
+		 * @return the route's id, {@code null} if the filter was made for no route
+		 */
+		@Override
+		public @Nullable String getRouteId() {
+			return this.routeId;
+		}
+
+		@Override
+		public void setRouteId(@Nullable String routeId) {
+			this.routeId = routeId;
+		}
 
 		/**
 		 * How long the route's responses are kept, such as {@code 24h}.
@@ -148,8 +178,7 @@ public class IdempotencyGatewayFilterFactory
 				return DurationStyle.detectAndParse(this.ttl.trim());
 			}
 			catch (IllegalArgumentException ex) {
-				throw new IllegalArgumentException("The ttl of an Idempotency filter, \"" + this.ttl
-						+ "\", is not a duration such as 24h, PT30M or 90s", ex);
+				throw new IllegalArgumentException("its ttl \"" + this.ttl + "\" is not a duration", ex);
 			}
 		}
 

@@ -1,13 +1,15 @@
 package dev.idempo.webflux;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.micrometer.common.KeyValue;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -16,18 +18,23 @@ import reactor.core.publisher.Mono;
 
 import dev.idempo.Idempotent;
 import dev.idempo.core.CapturedResponse;
+import dev.idempo.core.CurrentIdempotentCall;
 import dev.idempo.core.FingerprintOptions;
-import dev.idempo.core.IdempotencyKeyParser;
+import dev.idempo.core.FingerprintStrategy;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.RequestOutcome;
 import dev.idempo.core.IdempotencyProblemType;
 import dev.idempo.core.IdempotencySettings;
-import dev.idempo.core.InvalidIdempotencyKeyException;
+import dev.idempo.core.ProblemCustomizer;
+import dev.idempo.core.StoredResponseFilter;
+import dev.idempo.flow.LeaseRenewer;
+import dev.idempo.flow.RequestFlow;
 import dev.idempo.core.ProblemJson;
+import dev.idempo.flow.ReactiveClaimMode;
+import dev.idempo.flow.ReactiveClaimMode.ReactiveHold;
 import dev.idempo.core.RequestFingerprints;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.core.StorageKeys;
-import dev.idempo.store.ClaimResult;
 import dev.idempo.store.ReactiveLockingStore;
 import dev.idempo.store.StoredRecord;
 
@@ -40,6 +47,7 @@ import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.http.server.reactive.observation.ServerRequestObservationContext;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.ServerWebExchangeDecorator;
@@ -60,16 +68,31 @@ import org.springframework.web.server.WebFilterChain;
  * {@code DispatcherHandler} looks it up: the first mapping that has a handler decides.
  * Requests none of them serves pass through, and so do those whose handler is neither a
  * handler method nor a functional endpoint.
+ * <p>
+ * The stack-neutral hooks apply as on Spring MVC: the {@link FingerprintStrategy}
+ * fingerprints, the {@link StoredResponseFilter}s see each response before it is stored,
+ * the {@link ProblemCustomizer}s each problem before it is written, and a handler has its
+ * say over its own response through {@link ReactiveIdempotentResponse}; all of them run
+ * on the thread the exchange is served on, often an event loop, and must not block.
  *
  * @author idempo
  */
 public class IdempotencyWebFilter implements WebFilter, Ordered {
 
+	/** The name of the observation of a replay, the same as Spring MVC's. */
+	public static final String REPLAY_OBSERVATION = "idempo.replay";
+
+	/**
+	 * The high-cardinality key value that the request's observation gets with the
+	 * outcome, the same as Spring MVC's.
+	 */
+	public static final String OUTCOME_KEY = "idempo.outcome";
+
 	private static final Log logger = LogFactory.getLog(IdempotencyWebFilter.class);
 
-	private static final Set<String> PROTECTED_METHODS = Set.of("POST", "PUT", "PATCH", "DELETE");
+	private final RequestFlow flow;
 
-	private final ReactiveLockingStore store;
+	private final ReactiveClaimMode claims;
 
 	private final IdempotentHandlerPolicies policies;
 
@@ -83,6 +106,14 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	private int order;
 
+	private FingerprintStrategy fingerprints = FingerprintStrategy.DEFAULT;
+
+	private List<StoredResponseFilter> responseFilters = List.of();
+
+	private List<ProblemCustomizer> problemCustomizers = List.of();
+
+	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
 	/**
 	 * Creates a filter that finds handlers in one mapping.
 	 * @param store the store
@@ -91,11 +122,12 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * @param callerScopes the caller scope of a request
 	 * @param listener the listener for metrics
 	 * @param settings the settings
+	 * @param leaseRenewer renews leases on stores whose claims expire
 	 */
 	public IdempotencyWebFilter(ReactiveLockingStore store, IdempotentHandlerPolicies policies,
 			HandlerMapping handlerMapping, ReactiveCallerScopeResolver callerScopes, IdempotencyListener listener,
-			IdempotencySettings settings) {
-		this(store, policies, List.of(handlerMapping), callerScopes, listener, settings);
+			IdempotencySettings settings, LeaseRenewer leaseRenewer) {
+		this(store, policies, List.of(handlerMapping), callerScopes, listener, settings, leaseRenewer);
 	}
 
 	/**
@@ -107,11 +139,13 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * @param callerScopes the caller scope of a request
 	 * @param listener the listener for metrics
 	 * @param settings the settings
+	 * @param leaseRenewer renews leases on stores whose claims expire
 	 */
 	public IdempotencyWebFilter(ReactiveLockingStore store, IdempotentHandlerPolicies policies,
 			List<? extends HandlerMapping> handlerMappings, ReactiveCallerScopeResolver callerScopes,
-			IdempotencyListener listener, IdempotencySettings settings) {
-		this.store = store;
+			IdempotencyListener listener, IdempotencySettings settings, LeaseRenewer leaseRenewer) {
+		this.flow = new RequestFlow(settings);
+		this.claims = new ReactiveClaimMode(store, settings, leaseRenewer, listener);
 		this.policies = policies;
 		this.handlerMappings = List.copyOf(handlerMappings);
 		this.callerScopes = callerScopes;
@@ -133,9 +167,48 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 		return this.order;
 	}
 
+	/**
+	 * Replaces what of a request is fingerprinted (by default
+	 * {@link FingerprintStrategy#DEFAULT}).
+	 * @param fingerprints the strategy
+	 */
+	public void setFingerprintStrategy(FingerprintStrategy fingerprints) {
+		this.fingerprints = fingerprints;
+	}
+
+	/**
+	 * Lets filters see, replace or refuse each response before it is stored.
+	 * @param responseFilters the filters, in order
+	 */
+	public void setResponseFilters(List<StoredResponseFilter> responseFilters) {
+		this.responseFilters = List.copyOf(responseFilters);
+	}
+
+	/**
+	 * Customizes idempo's problem responses.
+	 * @param problemCustomizers the customizers, in order
+	 */
+	public void setProblemCustomizers(List<ProblemCustomizer> problemCustomizers) {
+		this.problemCustomizers = List.copyOf(problemCustomizers);
+	}
+
+	/**
+	 * Observes replays ({@value #REPLAY_OBSERVATION}, nested in the observation of the
+	 * server request when there is one), and adds each protected request's outcome to its
+	 * server observation as the high-cardinality key value {@value #OUTCOME_KEY} (never a
+	 * metric tag), as Spring MVC's flow does. Without it (or with
+	 * {@link ObservationRegistry#NOOP}), nothing is observed. Store operations are
+	 * observed by the store given to the constructor (an
+	 * {@code ObservedReactiveLockingStore} with the same registry).
+	 * @param observationRegistry the registry
+	 */
+	public void setObservationRegistry(ObservationRegistry observationRegistry) {
+		this.observationRegistry = observationRegistry;
+	}
+
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-		if (!PROTECTED_METHODS.contains(exchange.getRequest().getMethod().name())) {
+		if (!RequestFlow.takesPart(exchange.getRequest().getMethod().name())) {
 			return chain.filter(exchange);
 		}
 		// the lookup runs again in the DispatcherHandler: mappings write what they
@@ -166,7 +239,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * @return completion of the exchange
 	 */
 	Mono<Void> protect(ServerWebExchange exchange, WebFilterChain chain, IdempotentHandlerPolicies.Policy policy) {
-		if (!PROTECTED_METHODS.contains(exchange.getRequest().getMethod().name())) {
+		if (!RequestFlow.takesPart(exchange.getRequest().getMethod().name())) {
 			return chain.filter(exchange);
 		}
 		return protectKeyed(exchange, chain, policy);
@@ -174,19 +247,11 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	private Mono<Void> protectKeyed(ServerWebExchange exchange, WebFilterChain chain,
 			IdempotentHandlerPolicies.Policy policy) {
-		String key;
-		try {
-			key = IdempotencyKeyParser.parse(keyHeaders(exchange.getRequest()));
+		RequestFlow.KeyOutcome key = this.flow.key(keyHeaders(exchange.getRequest()), policy.required());
+		if (key instanceof RequestFlow.Rejection rejection) {
+			return reject(exchange, rejection);
 		}
-		catch (InvalidIdempotencyKeyException ex) {
-			return reject(exchange, RequestOutcome.INVALID_KEY, IdempotencyProblemType.INVALID_KEY,
-					ex.getMessage() + ".", null);
-		}
-		if (key == null) {
-			if (policy.required() || this.settings.keyRequired()) {
-				return reject(exchange, RequestOutcome.MISSING_KEY, IdempotencyProblemType.MISSING_KEY,
-						"This endpoint requires an " + this.settings.keyHeader() + " header.", null);
-			}
+		if (!(key instanceof RequestFlow.Keyed keyed)) {
 			return chain.filter(exchange);
 		}
 		return this.callerScopes.resolve(exchange)
@@ -194,13 +259,10 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 					"The ReactiveCallerScopeResolver " + this.callerScopes + " completed without a caller scope")))
 			.flatMap((scope) -> readBody(exchange, policy.fingerprint()).flatMap((body) -> {
 				if (body.fingerprint() == null) {
-					return reject(exchange, RequestOutcome.REQUEST_TOO_LARGE, IdempotencyProblemType.REQUEST_TOO_LARGE,
-							"The request body is larger than " + this.settings.maxRequestSize()
-									+ " bytes, the most an idempotent request may send.",
-							null);
+					return reject(exchange, this.flow.tooLarge(this.settings.maxRequestSize()));
 				}
 				return claim(body.exchange(), chain,
-						new Claiming(StorageKeys.of(scope, key), body.fingerprint(), policy));
+						new Claiming(StorageKeys.of(scope, keyed.key()), body.fingerprint(), policy));
 			}));
 	}
 
@@ -226,21 +288,24 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 		String contentType = request.getHeaders().getFirst(HttpHeaders.CONTENT_TYPE);
 		if (RequestFingerprints.isForm(contentType)) {
 			return FormFingerprints.canonicalForm(exchange)
-				.map((form) -> new Body(fingerprint(request, form, options), exchange));
+				.map((form) -> new Body(fingerprint(exchange, form, options), exchange));
 		}
 		int limit = (int) Math.min(Integer.MAX_VALUE, this.settings.maxRequestSize());
 		return DataBufferUtils.join(request.getBody(), limit)
 			.map(IdempotencyWebFilter::bytes)
 			.defaultIfEmpty(new byte[0])
-			.map((bytes) -> new Body(fingerprint(request, options.body(contentType, bytes), options),
+			.map((bytes) -> new Body(fingerprint(exchange, options.body(contentType, bytes), options),
 					withBody(exchange, bytes)))
 			.onErrorResume(DataBufferLimitException.class, (ex) -> Mono.just(new Body(null, exchange)));
 	}
 
-	private static String fingerprint(ServerHttpRequest request, byte[] body, FingerprintOptions options) {
-		String fingerprint = RequestFingerprints.of(request.getMethod().name(), request.getURI().getRawPath(),
-				request.getURI().getRawQuery(), body);
-		return options.withHeaders(fingerprint, (name) -> request.getHeaders().getOrEmpty(name));
+	/**
+	 * The strategy's fingerprint of what the options leave of the body, with the options'
+	 * headers.
+	 */
+	private String fingerprint(ServerWebExchange exchange, byte[] body, FingerprintOptions options) {
+		String fingerprint = this.fingerprints.fingerprint(new ExchangeProtectedRequest(exchange), body);
+		return options.withHeaders(fingerprint, (name) -> exchange.getRequest().getHeaders().getOrEmpty(name));
 	}
 
 	private static ServerWebExchange withBody(ServerWebExchange exchange, byte[] body) {
@@ -257,84 +322,85 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	}
 
 	/**
-	 * Claims the key, then replays, answers 409 or 422, refuses or runs the handler
-	 * unprotected if the store fails, or runs the handler under the claim.
+	 * Claims the key, and answers as the flow decides: replays, answers 409 or 422,
+	 * refuses or runs the handler unprotected if the store fails, or runs the handler
+	 * under the claim.
 	 */
 	private Mono<Void> claim(ServerWebExchange exchange, WebFilterChain chain, Claiming claiming) {
-		return claimWaiting(claiming.storageKey()).<Object>map((result) -> result)
-			.onErrorResume((ex) -> Mono.just(new StoreFailure(ex)))
-			.switchIfEmpty(Mono.fromSupplier(() -> new StoreFailure(
-					new IllegalStateException("The store " + this.store.name() + " answered no claim"))))
-			.flatMap((outcome) -> {
-				if (outcome instanceof StoreFailure failure) {
-					return storeFailed(exchange, chain, failure.cause());
-				}
-				if (outcome instanceof ClaimResult.Completed completed) {
-					return replay(exchange, chain, completed.record(), claiming);
-				}
-				if (outcome instanceof ClaimResult.Acquired acquired) {
-					return execute(exchange, chain, new ReactiveExecution(this.store, acquired.lease(), this.listener,
-							this.settings, claiming.fingerprint(), claiming.policy()));
-				}
-				return reject(exchange, RequestOutcome.CONFLICT, IdempotencyProblemType.IN_PROGRESS,
-						"A request with the same idempotency key is still being processed; retry later.",
-						this.settings.conflictRetryAfter());
-			});
+		List<String> headers = claiming.policy().fingerprint().headers();
+		return this.claims.claim(claiming.storageKey(), this.settings.conflictWaitTimeout())
+			.map((claim) -> this.flow.decide(claim, claiming.fingerprint()::equals, headers))
+			.onErrorResume((ex) -> {
+				logStoreFailure(ex);
+				return Mono.just(this.flow.storeFailed(this.settings.failOpen()));
+			})
+			.flatMap((decision) -> answer(exchange, chain, claiming, decision));
+	}
+
+	private Mono<Void> answer(ServerWebExchange exchange, WebFilterChain chain, Claiming claiming,
+			RequestFlow.Decision<ReactiveHold> decision) {
+		if (decision instanceof RequestFlow.Execute<ReactiveHold> execute) {
+			return execute(exchange, chain, claiming.storageKey(),
+					new ReactiveExecution(execute.hold(), this.flow, claiming.fingerprint(), claiming.policy(),
+							new ExchangeProtectedRequest(exchange), this.responseFilters));
+		}
+		return answerUnclaimed(exchange, chain, decision);
+	}
+
+	/** Answers a decision that holds no claim: a replay, a rejection, or fail-open. */
+	private Mono<Void> answerUnclaimed(ServerWebExchange exchange, WebFilterChain chain,
+			RequestFlow.Decision<ReactiveHold> decision) {
+		if (decision instanceof RequestFlow.Replay<ReactiveHold> replay) {
+			return replay(exchange, chain, replay.record());
+		}
+		if (decision instanceof RequestFlow.Reject<ReactiveHold> reject) {
+			return reject(exchange, reject.rejection());
+		}
+		onRequest(exchange, RequestOutcome.UNPROTECTED);
+		return chain.filter(exchange);
+	}
+
+	private void logStoreFailure(Throwable ex) {
+		if (this.settings.failOpen()) {
+			logger.warn("Idempotency store failed; running the handler unprotected (fail-open)", ex);
+		}
+		else {
+			logger.warn("Idempotency store failed; refusing the request (fail-closed)", ex);
+		}
 	}
 
 	/**
-	 * Claims the key; while another request holds it, claims again for at most
-	 * {@code idempo.conflict.wait-timeout}, with pauses of 10 ms doubling up to 200 ms
-	 * (timers, no thread waits), as Spring MVC's flow does.
+	 * Runs the handler under the claim, with the execution in its pipeline's Reactor
+	 * context, so that a {@code WebClient} call it makes sends a key derived from this
+	 * one, the same on every run of the handler for this key; the execution is there too,
+	 * and in the exchange's attributes, for {@link ReactiveIdempotentResponse}.
 	 */
-	private Mono<ClaimResult> claimWaiting(String storageKey) {
-		Duration wait = this.settings.conflictWaitTimeout();
-		if (wait.isZero()) {
-			return this.store.claim(storageKey, this.settings.lockTtl());
-		}
-		return Mono.defer(() -> claimWaiting(storageKey, System.nanoTime() + wait.toNanos(), 10));
-	}
-
-	private Mono<ClaimResult> claimWaiting(String storageKey, long deadline, long pauseMillis) {
-		return this.store.claim(storageKey, this.settings.lockTtl()).flatMap((claim) -> {
-			long remainingMillis = (deadline - System.nanoTime()) / 1_000_000;
-			if (!(claim instanceof ClaimResult.InProgress) || remainingMillis <= 0) {
-				return Mono.just(claim);
-			}
-			// flatMap, not then(defer): then() drops a claim answered as the request is
-			// cancelled without a discard hook seeing it, and its lease would be lost
-			return Mono.delay(Duration.ofMillis(Math.min(pauseMillis, remainingMillis)))
-				.flatMap((tick) -> claimWaiting(storageKey, deadline, Math.min(pauseMillis * 2, 200)));
-		});
-	}
-
-	private Mono<Void> execute(ServerWebExchange exchange, WebFilterChain chain, ReactiveExecution execution) {
+	private Mono<Void> execute(ServerWebExchange exchange, WebFilterChain chain, String storageKey,
+			ReactiveExecution execution) {
 		CapturingServerHttpResponse response = new CapturingServerHttpResponse(exchange.getResponse(), execution,
 				this.settings::isReplayable);
 		ServerWebExchange protectedExchange = exchange.mutate().response(response).build();
-		execution.startRenewal();
-		this.listener.onRequest(RequestOutcome.EXECUTED);
+		protectedExchange.getAttributes().put(ReactiveExecution.ATTRIBUTE, execution);
+		execution.start();
+		onRequest(exchange, RequestOutcome.EXECUTED);
+		CurrentIdempotentCall current = CurrentIdempotentCall.of(storageKey);
+		// a failure of the settle itself (a response filter's) ends the execution too
 		return chain.filter(protectedExchange)
-			.onErrorResume((ex) -> execution.fail().then(Mono.error(ex)))
 			.then(Mono.defer(response::settleWithoutBody))
-			.doOnCancel(execution::cancel);
+			.onErrorResume((ex) -> execution.fail().then(Mono.error(ex)))
+			.doOnCancel(execution::cancel)
+			.contextWrite((context) -> context.put(CurrentIdempotentCall.CONTEXT_KEY, current)
+				.put(ReactiveExecution.CONTEXT_KEY, execution));
 	}
 
-	private Mono<Void> replay(ServerWebExchange exchange, WebFilterChain chain, StoredRecord record,
-			Claiming claiming) {
-		if (!record.fingerprint().equals(claiming.fingerprint())) {
-			List<String> headers = claiming.policy().fingerprint().headers();
-			return reject(exchange, RequestOutcome.MISMATCH, IdempotencyProblemType.KEY_REUSED,
-					"This idempotency key was already used with a different request (method, path, query or body"
-							+ (headers.isEmpty() ? "" : ", or the value of " + String.join(", ", headers)) + ").",
-					null);
-		}
+	private Mono<Void> replay(ServerWebExchange exchange, WebFilterChain chain, StoredRecord record) {
 		CapturedResponse stored;
 		try {
 			stored = ResponseEnvelope.decode(record.response());
 		}
 		catch (IllegalArgumentException ex) {
-			return storeFailed(exchange, chain, ex);
+			logStoreFailure(ex);
+			return answerUnclaimed(exchange, chain, this.flow.storeFailed(this.settings.failOpen()));
 		}
 		ServerHttpResponse response = exchange.getResponse();
 		response.setStatusCode(HttpStatusCode.valueOf(stored.status()));
@@ -348,38 +414,45 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 			}
 		});
 		headers.set(this.settings.replayedHeader(), "true");
-		this.listener.onRequest(RequestOutcome.REPLAYED);
-		return write(response, stored.body());
+		onRequest(exchange, RequestOutcome.REPLAYED);
+		if (this.observationRegistry.isNoop()) {
+			return write(response, stored.body());
+		}
+		return Mono.deferContextual((context) -> {
+			Observation observation = Observation.createNotStarted(REPLAY_OBSERVATION, this.observationRegistry)
+				.contextualName("idempo replay")
+				.lowCardinalityKeyValue("status", Integer.toString(stored.status()))
+				.parentObservation(context.getOrDefault(ObservationThreadLocalAccessor.KEY, null))
+				.start();
+			return write(response, stored.body()).doOnError(observation::error)
+				.doFinally((signal) -> observation.stop());
+		});
 	}
 
 	/**
-	 * The store failed: the handler runs unprotected if idempo fails open, else the
-	 * request is refused.
+	 * Counts a protected request's outcome, and adds it to the server request's
+	 * observation.
 	 */
-	private Mono<Void> storeFailed(ServerWebExchange exchange, WebFilterChain chain, Throwable ex) {
-		if (this.settings.failOpen()) {
-			logger.warn("Idempotency store failed; running the handler unprotected (fail-open)", ex);
-			this.listener.onRequest(RequestOutcome.UNPROTECTED);
-			return chain.filter(exchange);
+	private void onRequest(ServerWebExchange exchange, RequestOutcome outcome) {
+		this.listener.onRequest(outcome);
+		if (!this.observationRegistry.isNoop()) {
+			ServerRequestObservationContext.findCurrent(exchange.getAttributes())
+				.ifPresent((context) -> context.addHighCardinalityKeyValue(KeyValue.of(OUTCOME_KEY, outcome.tag())));
 		}
-		logger.warn("Idempotency store failed; refusing the request (fail-closed)", ex);
-		return reject(exchange, RequestOutcome.STORE_ERROR, IdempotencyProblemType.STORE_UNAVAILABLE,
-				"The idempotency store is unavailable; the request was not processed. Retry later.",
-				this.settings.storeFailureRetryAfter());
 	}
 
-	private Mono<Void> reject(ServerWebExchange exchange, RequestOutcome outcome, IdempotencyProblemType problem,
-			String detail, @Nullable Duration retryAfter) {
+	private Mono<Void> reject(ServerWebExchange exchange, RequestFlow.Rejection rejection) {
 		ServerHttpResponse response = exchange.getResponse();
+		IdempotencyProblemType problem = rejection.problem();
 		response.setStatusCode(HttpStatusCode.valueOf(problem.status()));
 		HttpHeaders headers = response.getHeaders();
-		if (retryAfter != null) {
-			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(ProblemJson.seconds(retryAfter)));
+		if (rejection.retryAfter() != null) {
+			headers.set(HttpHeaders.RETRY_AFTER, Long.toString(ProblemJson.seconds(rejection.retryAfter())));
 		}
 		headers.set(HttpHeaders.CONTENT_TYPE, ProblemJson.MEDIA_TYPE);
-		this.listener.onRequest(outcome);
-		return write(response,
-				ProblemJson.render(ProblemJson.members(problem, detail, exchange.getRequest().getURI().getRawPath())));
+		onRequest(exchange, rejection.outcome());
+		return write(response, ProblemJson.render(problem, rejection.detail(), new ExchangeProtectedRequest(exchange),
+				this.problemCustomizers));
 	}
 
 	private static Mono<Void> write(ServerHttpResponse response, byte[] body) {

@@ -105,7 +105,7 @@ public class IdempotentHandlerPolicies {
 	 * @param request the request
 	 * @param handler its handler
 	 * @return its policy, or {@code null} if it is not protected
-	 * @throws IllegalStateException as {@link #policy(HandlerMethod)}
+	 * @throws IdempotentWebFluxHandlerException as {@link #policy(HandlerMethod)}
 	 */
 	public @Nullable Policy policy(ServerHttpRequest request, Object handler) {
 		if (handler instanceof HandlerMethod handlerMethod) {
@@ -140,8 +140,8 @@ public class IdempotentHandlerPolicies {
 	 * The policy of a handler method.
 	 * @param handlerMethod the handler method
 	 * @return its policy, or {@code null} if it is not {@link Idempotent}
-	 * @throws IllegalStateException if its TTL is not a positive duration of at most
-	 * 36500 days, or it is transactional
+	 * @throws IdempotentWebFluxHandlerException if its TTL is not a positive duration of
+	 * at most 36500 days, or it is transactional
 	 */
 	public @Nullable Policy policy(HandlerMethod handlerMethod) {
 		HandlerKey key = new HandlerKey(handlerMethod.getMethod(), handlerMethod.getBeanType());
@@ -191,19 +191,37 @@ public class IdempotentHandlerPolicies {
 			return null;
 		}
 		if (idempotent.transactional() || this.defaultTransactional) {
-			String how = idempotent.transactional() ? "@Idempotent(transactional = true)" : "idempo.transactional=true";
-			throw new IllegalStateException(how + " on the WebFlux handler " + handlerMethod
-					+ " is not supported: a transaction is bound to one thread, and a reactive handler is not. "
-					+ "Remove transactional = true from the handler (and set idempo.transactional=false), or serve "
-					+ "it from Spring MVC.");
+			throw transactional(idempotent.transactional(), handlerMethod);
 		}
 		return new Policy(ttl(idempotent, handlerMethod), idempotent.cacheResponse(), idempotent.required(),
 				this.responses, this.fingerprint);
 	}
 
+	private IdempotentWebFluxHandlerException transactional(boolean annotated, HandlerMethod handlerMethod) {
+		String how = annotated ? "@Idempotent(transactional = true)" : "idempo.transactional=true";
+		String action;
+		if (!annotated) {
+			action = "Set idempo.transactional=false: WebFlux handlers cannot be transactional.";
+		}
+		else if (this.defaultTransactional) {
+			action = "Remove transactional = true from the handler and set idempo.transactional=false, or serve "
+					+ "the handler from a Spring MVC application (spring-boot-starter-webmvc) on the postgres or "
+					+ "mysql store.";
+		}
+		else {
+			action = "Remove transactional = true from the handler, or serve it from a Spring MVC application "
+					+ "(spring-boot-starter-webmvc) on the postgres or mysql store.";
+		}
+		return new IdempotentWebFluxHandlerException(handlerMethod,
+				how + " on the WebFlux handler " + handlerMethod
+						+ " is not supported: a transaction is bound to one thread, and a reactive handler is not",
+				action, null);
+	}
+
 	private Duration ttl(Idempotent idempotent, HandlerMethod handlerMethod) {
 		return AnnotationTtls.resolve(idempotent.ttl(), this.defaultTtl, this.placeholderResolver, handlerMethod,
-				(problem, action, cause) -> new IllegalStateException(problem + ". " + action, cause));
+				(problem, action, cause) -> new IdempotentWebFluxHandlerException(handlerMethod, problem, action,
+						cause));
 	}
 
 	private record HandlerKey(Method method, Class<?> beanType) {

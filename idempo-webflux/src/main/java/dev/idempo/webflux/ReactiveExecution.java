@@ -3,81 +3,90 @@ package dev.idempo.webflux;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-import reactor.core.Disposable;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import dev.idempo.core.CapturedResponse;
-import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
-import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencyListener.Source;
-import dev.idempo.core.IdempotencySettings;
+import dev.idempo.flow.ReactiveClaimMode.ReactiveHold;
 import dev.idempo.core.ResponseEnvelope;
-import dev.idempo.store.Lease;
-import dev.idempo.store.ReactiveLockingStore;
+import dev.idempo.core.ProtectedRequest;
+import dev.idempo.core.StoredResponseFilter;
+import dev.idempo.flow.RequestFlow;
 import dev.idempo.store.StoredRecord;
 
 /**
- * One protected request between its claim and the end of its response: it ends exactly
- * once, by storing the response, or by releasing the key (the response is not storable,
- * the handler failed, the client went away). Renews the lease meanwhile on stores whose
- * claims expire.
+ * One protected request between its claim and the end of its response: what the WebFlux
+ * flow tells the {@link ReactiveHold} of its claim, which ends exactly once, by storing
+ * the response or by releasing the key (the response is not storable, the handler failed,
+ * the client went away, a {@link StoredResponseFilter} or the handler refused), and
+ * renews the lease meanwhile as every entry point's does. The handler reaches it through
+ * {@link ReactiveIdempotentResponse}: in its pipeline's Reactor context under
+ * {@link #CONTEXT_KEY}, and in the exchange's attributes under {@link #ATTRIBUTE}.
  *
  * @author idempo
  */
 final class ReactiveExecution {
 
+	/** The key of the execution in the Reactor context of the handler's pipeline. */
+	static final String CONTEXT_KEY = ReactiveExecution.class.getName();
+
+	/** The exchange attribute that holds the execution. */
+	static final String ATTRIBUTE = ReactiveExecution.class.getName();
+
 	private static final Log logger = LogFactory.getLog(ReactiveExecution.class);
 
-	private final ReactiveLockingStore store;
+	private final ReactiveHold hold;
 
-	private final Lease lease;
-
-	private final IdempotencyListener listener;
-
-	private final IdempotencySettings settings;
+	private final RequestFlow flow;
 
 	private final String fingerprint;
 
 	private final IdempotentHandlerPolicies.Policy policy;
 
-	private final AtomicBoolean ended = new AtomicBoolean();
+	private final ProtectedRequest request;
 
-	private volatile boolean leaseLost;
+	private final List<StoredResponseFilter> responseFilters;
 
-	private volatile @Nullable Disposable renewal;
+	/**
+	 * What the handler asked for its own response ({@link ReactiveIdempotentResponse}).
+	 */
+	private volatile @Nullable Duration ttlOverride;
 
-	ReactiveExecution(ReactiveLockingStore store, Lease lease, IdempotencyListener listener,
-			IdempotencySettings settings, String fingerprint, IdempotentHandlerPolicies.Policy policy) {
-		this.store = store;
-		this.lease = lease;
-		this.listener = listener;
-		this.settings = settings;
+	private volatile boolean storingRefused;
+
+	ReactiveExecution(ReactiveHold hold, RequestFlow flow, String fingerprint, IdempotentHandlerPolicies.Policy policy,
+			ProtectedRequest request, List<StoredResponseFilter> responseFilters) {
+		this.hold = hold;
+		this.flow = flow;
 		this.fingerprint = fingerprint;
 		this.policy = policy;
+		this.request = request;
+		this.responseFilters = responseFilters;
 	}
 
 	/**
-	 * Starts renewing the lease every third of the lock TTL if the store's leases expire;
-	 * a renewal that finds the lease lost means the response will not be stored.
+	 * The handler keeps its response for {@code ttl} instead of its policy's TTL.
+	 * @param ttl the time to live, valid
 	 */
-	void startRenewal() {
-		if (!this.store.leaseExpires()) {
-			return;
-		}
-		Duration lockTtl = this.settings.lockTtl();
-		Duration period = lockTtl.dividedBy(3);
-		this.renewal = Flux.interval(period, period)
-			.concatMap((tick) -> this.store.renew(this.lease, lockTtl).onErrorReturn(true))
-			.filter((owned) -> !owned)
-			.next()
-			.subscribe((lost) -> this.leaseLost = true);
+	void overrideTtl(Duration ttl) {
+		this.ttlOverride = ttl;
+	}
+
+	/** The handler's response is not to be stored: the key is released. */
+	void refuseStoring() {
+		this.storingRefused = true;
+	}
+
+	/**
+	 * The handler is about to run: its lease is renewed from now on.
+	 */
+	void start() {
+		this.hold.workStarted();
 	}
 
 	/**
@@ -97,33 +106,44 @@ final class ReactiveExecution {
 	 * @return completes once the store answered
 	 */
 	Mono<Void> settle(int status, Map<String, List<String>> headers, byte[] body) {
-		if (!end()) {
+		if (this.hold.isEnded()) {
 			return Mono.empty();
 		}
-		NotStoredReason reason = notStoredReason(status, body.length);
+		// a response the handler refused is held back all the same, so that the client
+		// has it only once its key is free
+		NotStoredReason reason = (this.storingRefused && presetReason() == NotStoredReason.NONE)
+				? NotStoredReason.REFUSED
+				: this.flow.notStored(presetReason(), this.policy.responses(), status, body.length);
 		if (reason != NotStoredReason.NONE) {
-			return release(reason);
+			return this.hold.release(Source.WEB, reason);
 		}
-		if (this.leaseLost) {
-			logger.warn("Idempotency lease was lost while the handler ran; its response is not stored");
-			this.listener.onResponse(Source.WEB, ResponseOutcome.LOCK_LOST, NotStoredReason.NONE);
-			return releaseQuietly();
-		}
-		StoredRecord record = new StoredRecord(this.fingerprint,
-				ResponseEnvelope.encode(new CapturedResponse(status, headers, body)));
-		return uncancellable(this.store.complete(this.lease, record, this.policy.ttl())).flatMap((stored) -> {
-			if (stored) {
-				this.listener.onResponse(Source.WEB, ResponseOutcome.STORED, NotStoredReason.NONE);
-				return Mono.<Void>empty();
+		// the filters get a copy: the client has the body the handler produced, whatever
+		// a filter does to the one it is given (Spring MVC's get a copy too)
+		CapturedResponse response = new CapturedResponse(status, headers,
+				this.responseFilters.isEmpty() ? body : body.clone());
+		for (StoredResponseFilter filter : this.responseFilters) {
+			@Nullable CapturedResponse filtered;
+			try {
+				filtered = filter.beforeStore(this.request, response);
 			}
-			logger.warn("Idempotency lease was lost before the response could be stored; it is not stored");
-			this.listener.onResponse(Source.WEB, ResponseOutcome.LOCK_LOST, NotStoredReason.NONE);
-			return releaseQuietly();
-		}).onErrorResume((ex) -> {
-			logger.warn("Could not store an idempotent response; a retry will run the handler again", ex);
-			this.listener.onResponse(Source.WEB, ResponseOutcome.STORE_ERROR, NotStoredReason.NONE);
-			return releaseQuietly();
-		});
+			catch (VirtualMachineError ex) {
+				throw ex;
+			}
+			catch (Throwable ex) {
+				// an Error (an assertion) too: the claim must end; counted as Spring MVC
+				// counts a record that could not be made
+				logger.warn("A StoredResponseFilter failed; the response is not stored, and a retry runs the "
+						+ "handler again", ex);
+				return this.hold.recordFailed(Source.WEB);
+			}
+			if (filtered == null) {
+				return this.hold.release(Source.WEB, NotStoredReason.REFUSED);
+			}
+			response = filtered;
+		}
+		StoredRecord record = new StoredRecord(this.fingerprint, ResponseEnvelope.encode(response));
+		Duration ttl = this.ttlOverride;
+		return this.hold.store(Source.WEB, record, (ttl != null) ? ttl : this.policy.ttl(), "the response");
 	}
 
 	/**
@@ -133,7 +153,7 @@ final class ReactiveExecution {
 	 * @return completes once the key is released
 	 */
 	Mono<Void> releaseUnstored(NotStoredReason reason) {
-		return end() ? release(reason) : Mono.empty();
+		return this.hold.release(Source.WEB, reason);
 	}
 
 	/**
@@ -150,65 +170,7 @@ final class ReactiveExecution {
 	 * complete (stored or released already).
 	 */
 	void cancel() {
-		if (end()) {
-			release(NotStoredReason.CANCELLED).subscribe();
-		}
-	}
-
-	/**
-	 * Whether this call ended the execution; stops renewing.
-	 */
-	private boolean end() {
-		if (!this.ended.compareAndSet(false, true)) {
-			return false;
-		}
-		Disposable renewal = this.renewal;
-		if (renewal != null) {
-			renewal.dispose();
-		}
-		return true;
-	}
-
-	private NotStoredReason notStoredReason(int status, int size) {
-		if (!this.policy.cacheResponse()) {
-			return NotStoredReason.DISABLED;
-		}
-		if (size > this.settings.maxResponseSize()) {
-			return NotStoredReason.TOO_LARGE;
-		}
-		return this.policy.responses().isStored(status) ? NotStoredReason.NONE : NotStoredReason.STATUS;
-	}
-
-	private Mono<Void> release(NotStoredReason reason) {
-		return uncancellable(this.store.release(this.lease))
-			.doOnNext((released) -> this.listener.onResponse(Source.WEB,
-					released ? ResponseOutcome.NOT_STORED : ResponseOutcome.LOCK_LOST, reason))
-			.onErrorResume((ex) -> {
-				logger.warn("Could not release an idempotency key; it frees itself when its lock expires", ex);
-				this.listener.onResponse(Source.WEB, ResponseOutcome.STORE_ERROR, reason);
-				return Mono.empty();
-			})
-			.then();
-	}
-
-	/**
-	 * Frees what a lost claim may have left behind; a no-op when another request owns the
-	 * key.
-	 */
-	private Mono<Void> releaseQuietly() {
-		return uncancellable(this.store.release(this.lease)).onErrorResume((ex) -> {
-			logger.debug("Could not release an idempotency key", ex);
-			return Mono.empty();
-		}).then();
-	}
-
-	/**
-	 * Runs a store operation to its end even if the request is cancelled meanwhile (the
-	 * client went away while its response was being stored): a cancelled {@code complete}
-	 * or {@code release} would leave the key claimed until its lock expires.
-	 */
-	private static <T> Mono<T> uncancellable(Mono<T> operation) {
-		return Mono.defer(() -> Mono.fromFuture(operation.toFuture(), true));
+		this.hold.release(Source.WEB, NotStoredReason.CANCELLED).subscribe();
 	}
 
 }

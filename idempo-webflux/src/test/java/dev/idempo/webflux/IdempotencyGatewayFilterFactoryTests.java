@@ -9,6 +9,7 @@ import reactor.core.publisher.Mono;
 import dev.idempo.core.FingerprintOptions;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencySettings;
+import dev.idempo.flow.LeaseRenewer;
 import dev.idempo.core.ResponseStoragePolicy;
 import dev.idempo.store.OffloadedLockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;
@@ -17,10 +18,12 @@ import org.springframework.cloud.gateway.filter.GatewayFilter;
 import org.springframework.cloud.gateway.filter.OrderedGatewayFilter;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * How {@code idempo.routes} at a gateway recognises a route that carries the
- * {@code Idempotency} filter, and leaves it to that filter.
+ * {@code Idempotency} filter, and leaves it to that filter; a filter whose arguments it
+ * cannot take fails naming its route.
  *
  * @author idempo
  */
@@ -32,7 +35,7 @@ class IdempotencyGatewayFilterFactoryTests {
 	private final IdempotencyGatewayFilterFactory factory = new IdempotencyGatewayFilterFactory(
 			new IdempotencyWebFilter(new OffloadedLockingStore(new InMemoryLockingStore(Clock.systemUTC(), 10, 1024)),
 					this.policies, (exchange) -> Mono.empty(), new DefaultReactiveCallerScopeResolver(),
-					IdempotencyListener.NONE, IdempotencySettings.defaults()),
+					IdempotencyListener.NONE, IdempotencySettings.defaults(), new LeaseRenewer()),
 			this.policies);
 
 	@Test
@@ -41,6 +44,26 @@ class IdempotencyGatewayFilterFactoryTests {
 		assertThat(IdempotencyGatewayFilterFactory.isIdempotencyFilter(filter)).isTrue();
 		assertThat(IdempotencyGatewayFilterFactory.isIdempotencyFilter(new OrderedGatewayFilter(filter, 5))).isTrue();
 		assertThat(filter.toString()).contains("Idempotency");
+	}
+
+	@Test
+	void aTtlThatIsNoDurationFailsNamingTheRoute() {
+		IdempotencyGatewayFilterFactory.Config config = new IdempotencyGatewayFilterFactory.Config();
+		config.setTtl("soon");
+		// as the gateway's RouteDefinitionRouteLocator applies a route's filters
+		assertThatIllegalArgumentException().isThrownBy(() -> this.factory.apply("payments", config))
+			.withMessageStartingWith("The Idempotency filter of the route 'payments' cannot be applied: ")
+			.withMessageContaining("\"soon\" is not a duration")
+			.withMessageContaining("such as 24h");
+	}
+
+	@Test
+	void aTtlOutOfRangeFailsNamingTheRoute() {
+		IdempotencyGatewayFilterFactory.Config config = new IdempotencyGatewayFilterFactory.Config();
+		config.setTtl("0s");
+		assertThatIllegalArgumentException().isThrownBy(() -> this.factory.apply("payments", config))
+			.withMessageStartingWith("The Idempotency filter of the route 'payments' cannot be applied: ")
+			.withMessageContaining("not a positive duration of at most 36500 days");
 	}
 
 	@Test

@@ -3,6 +3,8 @@ package dev.idempo.webflux;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
@@ -13,7 +15,11 @@ import reactor.core.publisher.Mono;
 import dev.idempo.Idempotent;
 import dev.idempo.core.FingerprintOptions;
 import dev.idempo.core.IdempotencyListener;
+import dev.idempo.core.IdempotencyListener.NotStoredReason;
+import dev.idempo.core.IdempotencyListener.ResponseOutcome;
+import dev.idempo.core.IdempotencyListener.Source;
 import dev.idempo.core.IdempotencySettings;
+import dev.idempo.flow.LeaseRenewer;
 import dev.idempo.core.ResponseStoragePolicy;
 import dev.idempo.core.StorageKeys;
 import dev.idempo.store.ClaimResult;
@@ -40,13 +46,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class IdempotencyWebFilterTests {
 
+	private static final LeaseRenewer RENEWER = new LeaseRenewer();
+
 	private final InMemoryLockingStore memory = new InMemoryLockingStore(Clock.systemUTC(), 1000, 1 << 20);
 
 	private final IdempotencyWebFilter filter = new IdempotencyWebFilter(new OffloadedLockingStore(this.memory),
 			new IdempotentHandlerPolicies((value) -> value, Duration.ofHours(1), false, ResponseStoragePolicy.DEFAULT,
 					FingerprintOptions.NONE),
 			(exchange) -> Mono.just(handler()), new DefaultReactiveCallerScopeResolver(), IdempotencyListener.NONE,
-			IdempotencySettings.defaults());
+			IdempotencySettings.defaults(), RENEWER);
 
 	@Test
 	void cancelledRequestReleasesItsKey() throws Exception {
@@ -81,6 +89,84 @@ class IdempotencyWebFilterTests {
 		assertThat(second.getResponse().getHeaders().getFirst("Idempotent-Replayed")).isEqualTo("true");
 		assertThat(second.getResponse().getBodyAsString().block(Duration.ofSeconds(10))).isEqualTo("made");
 		assertThat(first.getResponse().getBodyAsString().block(Duration.ofSeconds(10))).isEqualTo("made");
+	}
+
+	/**
+	 * One renewal semantics on every stack: a lease that no renewal kept for a whole lock
+	 * TTL (here every renewal fails) is lost, so the response of a handler that outlived
+	 * it is not stored, the loss is counted, and the retry runs the handler again.
+	 * (Before the one flow, the WebFlux filter counted a failed renewal as still owned
+	 * and stored the response.)
+	 */
+	@Test
+	void leaseThatNoRenewalKeptForALockTtlIsLostAndItsResponseNotStored() {
+		ReactiveLockingStore up = new OffloadedLockingStore(this.memory);
+		ReactiveLockingStore renewalsFail = new ReactiveLockingStore() {
+
+			@Override
+			public Mono<ClaimResult> claim(String key, Duration lockTtl) {
+				return up.claim(key, lockTtl);
+			}
+
+			@Override
+			public Mono<Boolean> complete(Lease lease, StoredRecord record, Duration ttl) {
+				return up.complete(lease, record, ttl);
+			}
+
+			@Override
+			public Mono<Boolean> release(Lease lease) {
+				return up.release(lease);
+			}
+
+			@Override
+			public Mono<Boolean> renew(Lease lease, Duration lockTtl) {
+				return Mono.error(new LockingStoreException("renewal cannot reach the store (test fault)"));
+			}
+
+			@Override
+			public boolean leaseExpires() {
+				return true;
+			}
+
+		};
+		IdempotencySettings defaults = IdempotencySettings.defaults();
+		Duration lockTtl = Duration.ofMillis(300);
+		IdempotencySettings settings = new IdempotencySettings(defaults.keyHeader(), defaults.keyHeaderAliases(), false,
+				defaults.responseTtl(), lockTtl, defaults.maxResponseSize(), defaults.maxRequestSize(),
+				defaults.excludedHeaders(), defaults.conflictRetryAfter(), Duration.ZERO, false,
+				defaults.storeFailureRetryAfter());
+		List<ResponseOutcome> outcomes = new CopyOnWriteArrayList<>();
+		IdempotencyListener listener = new IdempotencyListener() {
+
+			@Override
+			public void onResponse(Source source, ResponseOutcome outcome, NotStoredReason reason) {
+				outcomes.add(outcome);
+			}
+
+		};
+		IdempotencyWebFilter filter = new IdempotencyWebFilter(renewalsFail,
+				new IdempotentHandlerPolicies((value) -> value, Duration.ofHours(1), false,
+						ResponseStoragePolicy.DEFAULT, FingerprintOptions.NONE),
+				(exchange) -> Mono.just(handler()), new DefaultReactiveCallerScopeResolver(), listener, settings,
+				RENEWER);
+		AtomicInteger runs = new AtomicInteger();
+		// the handler outlives three lock TTLs: the scenario, not a synchronisation
+		WebFilterChain slow = (exchange) -> Mono.delay(lockTtl.multipliedBy(3)).then(Mono.defer(() -> {
+			runs.incrementAndGet();
+			exchange.getResponse().setStatusCode(HttpStatus.CREATED);
+			return exchange.getResponse()
+				.writeWith(Mono
+					.just(exchange.getResponse().bufferFactory().wrap("made".getBytes(StandardCharsets.UTF_8))));
+		}));
+		MockServerWebExchange first = exchange("outlived");
+		filter.filter(first, slow).block(Duration.ofSeconds(10));
+		assertThat(first.getResponse().getStatusCode()).as("the handler's client gets its response")
+			.isEqualTo(HttpStatus.CREATED);
+		assertThat(outcomes).containsExactly(ResponseOutcome.LOCK_LOST);
+		MockServerWebExchange retry = exchange("outlived");
+		filter.filter(retry, slow).block(Duration.ofSeconds(10));
+		assertThat(runs).as("nothing was stored: the retry runs the handler").hasValue(2);
+		assertThat(retry.getResponse().getHeaders().getFirst("Idempotent-Replayed")).isNull();
 	}
 
 	/**
@@ -129,7 +215,7 @@ class IdempotencyWebFilterTests {
 				new IdempotentHandlerPolicies((value) -> value, Duration.ofHours(1), false,
 						ResponseStoragePolicy.DEFAULT, FingerprintOptions.NONE),
 				(exchange) -> Mono.just(handler()), new DefaultReactiveCallerScopeResolver(), IdempotencyListener.NONE,
-				settings);
+				settings, RENEWER);
 	}
 
 	private static MockServerWebExchange exchange(String key) {

@@ -1,6 +1,5 @@
 package dev.idempo.web;
 
-import java.security.MessageDigest;
 import java.security.Principal;
 import java.util.Collections;
 import java.util.List;
@@ -8,7 +7,7 @@ import java.util.List;
 import jakarta.servlet.http.HttpServletRequest;
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.core.Digests;
+import dev.idempo.core.CallerScopes;
 
 import org.springframework.http.HttpHeaders;
 import org.springframework.security.authentication.AuthenticationTrustResolver;
@@ -24,15 +23,15 @@ import org.springframework.util.ClassUtils;
  * <p>
  * The static methods give the scope this resolver derives from what a support engineer
  * knows about a caller (a principal's name, an {@code Authorization} value), so that a
- * record can be looked up without a request, as the {@code idempo} Actuator endpoint
- * does.
+ * record can be looked up without a request; they are {@link CallerScopes}', which the
+ * {@code idempo} Actuator endpoint uses on every stack.
  *
  * @author idempo
  */
 public class DefaultCallerScopeResolver implements CallerScopeResolver {
 
 	/** The scope of requests without a principal or an {@code Authorization} header. */
-	public static final String ANONYMOUS = "anonymous";
+	public static final String ANONYMOUS = CallerScopes.ANONYMOUS;
 
 	private static final boolean SPRING_SECURITY_PRESENT = ClassUtils.isPresent(
 			"org.springframework.security.core.context.SecurityContextHolder",
@@ -62,7 +61,7 @@ public class DefaultCallerScopeResolver implements CallerScopeResolver {
 	 * @return {@code principal:<name>}
 	 */
 	public static String principalScope(String name) {
-		return "principal:" + name;
+		return CallerScopes.principal(name);
 	}
 
 	/**
@@ -73,9 +72,7 @@ public class DefaultCallerScopeResolver implements CallerScopeResolver {
 	 * @return {@code authorization:<hex digest>}
 	 */
 	public static String authorizationScope(List<String> values) {
-		MessageDigest digest = Digests.sha256();
-		values.forEach((value) -> Digests.field(digest, value));
-		return "authorization:" + Digests.hex(digest);
+		return CallerScopes.authorization(values);
 	}
 
 	private static final class SpringSecurity {

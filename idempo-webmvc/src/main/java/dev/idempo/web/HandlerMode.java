@@ -4,7 +4,7 @@ import java.time.Duration;
 
 import jakarta.servlet.http.HttpServletRequest;
 
-import dev.idempo.core.ClaimMode;
+import dev.idempo.flow.ClaimMode;
 
 /**
  * How a protected handler runs in one claim mode: the interceptor's one flow claims with

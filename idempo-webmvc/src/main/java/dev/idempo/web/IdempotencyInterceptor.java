@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Enumeration;
 import java.util.List;
-import java.util.Set;
 
 import io.micrometer.common.KeyValue;
 import io.micrometer.observation.Observation;
@@ -19,17 +18,16 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import dev.idempo.core.CapturedResponse;
-import dev.idempo.core.ClaimMode;
+import dev.idempo.flow.ClaimMode;
 import dev.idempo.core.FingerprintOptions;
-import dev.idempo.core.IdempotencyKeyParser;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.RequestOutcome;
 import dev.idempo.core.IdempotencySettings;
-import dev.idempo.core.InvalidIdempotencyKeyException;
-import dev.idempo.core.LeaseRenewer;
+import dev.idempo.flow.LeaseRenewer;
 import dev.idempo.core.ObservedLockingStore;
-import dev.idempo.core.PlainClaimMode;
+import dev.idempo.flow.PlainClaimMode;
+import dev.idempo.flow.RequestFlow;
 import dev.idempo.core.RequestFingerprints;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.LockingStore;
@@ -63,8 +61,6 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 
 	private static final Log logger = LogFactory.getLog(IdempotencyInterceptor.class);
 
-	private static final Set<String> PROTECTED_METHODS = Set.of("POST", "PUT", "PATCH", "DELETE");
-
 	/** The name of the observation of a replay. */
 	public static final String REPLAY_OBSERVATION = "idempo.replay";
 
@@ -93,6 +89,8 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	private final IdempotencyListener listener;
 
 	private final IdempotencySettings settings;
+
+	private final RequestFlow flow;
 
 	private final LeaseRenewer leaseRenewer;
 
@@ -134,6 +132,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		this.handlers = handlers;
 		this.callerScopeResolver = callerScopeResolver;
 		this.settings = settings;
+		this.flow = new RequestFlow(settings);
 		this.leaseRenewer = leaseRenewer;
 		this.plain = plainMode(new ObservedLockingStore(store, listener));
 		// only touched when transactional mode exists, which spring-tx comes with
@@ -178,7 +177,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	}
 
 	static boolean isProtectedMethod(String method) {
-		return PROTECTED_METHODS.contains(method);
+		return RequestFlow.takesPart(method);
 	}
 
 	@Override
@@ -204,22 +203,14 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			// a functional endpoint: no return type tells whether it streams
 			capture.streamByContentType();
 		}
-		String key;
-		try {
-			key = IdempotencyKeyParser.parse(keyHeaders(request));
+		RequestFlow.KeyOutcome key = this.flow.key(keyHeaders(request), policy.required());
+		if (key instanceof RequestFlow.Rejection rejection) {
+			return reject(request, response, rejection);
 		}
-		catch (InvalidIdempotencyKeyException ex) {
-			return reject(request, response, RequestOutcome.INVALID_KEY, IdempotencyProblem.INVALID_KEY,
-					ex.getMessage() + ".", null);
-		}
-		if (key == null) {
-			if (policy.required() || this.settings.keyRequired()) {
-				return reject(request, response, RequestOutcome.MISSING_KEY, IdempotencyProblem.MISSING_KEY,
-						"This endpoint requires an " + this.settings.keyHeader() + " header.", null);
-			}
+		if (!(key instanceof RequestFlow.Keyed keyed)) {
 			return true;
 		}
-		return protect(request, response, bodyRequest, key, policy);
+		return protect(request, response, bodyRequest, keyed.key(), policy);
 	}
 
 	private boolean protect(HttpServletRequest request, HttpServletResponse response,
@@ -259,9 +250,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 
 	private boolean tooLarge(HttpServletRequest request, HttpServletResponse response, long maxSize)
 			throws IOException {
-		return reject(request, response, RequestOutcome.REQUEST_TOO_LARGE, IdempotencyProblem.REQUEST_TOO_LARGE,
-				"The request body is larger than " + maxSize + " bytes, the most an idempotent request may send.",
-				null);
+		return reject(request, response, this.flow.tooLarge(maxSize));
 	}
 
 	/**
@@ -322,8 +311,9 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	}
 
 	/**
-	 * The one path of every mode: claims the key, then replays, answers 409, refuses or
-	 * runs the handler unprotected if the store fails, or starts the execution.
+	 * The one path of every mode: claims the key, then answers as the flow decides:
+	 * replays, answers 409 or 422, refuses or runs the handler unprotected if the store
+	 * fails, or starts the execution.
 	 */
 	private <H extends ClaimMode.Hold> boolean claim(HttpServletRequest request, HttpServletResponse response,
 			HandlerMode<H> mode, Claiming claiming) throws IOException {
@@ -337,18 +327,23 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 			}
 			return storeFailed(request, response, mode, ex);
 		}
-		if (claim instanceof ClaimMode.Replay<H> replay) {
-			return replay(request, response, mode, replay.record(), claiming);
-		}
-		if (claim instanceof ClaimMode.Held<H> held) {
-			mode.starter().start(request, claiming.capture(), held.hold(), claiming.fingerprint(), claiming.policy());
+		// a streamed body is digested as it is discarded, to compare it with a record's
+		RequestFlow.Decision<H> decision = this.flow.decide(claim, claiming.fingerprint()::matches,
+				claiming.policy().fingerprint().headers());
+		if (decision instanceof RequestFlow.Execute<H> execute) {
+			mode.starter()
+				.start(request, claiming.capture(), execute.hold(), claiming.fingerprint(), claiming.policy());
 			BoundCall.bind(request, claiming.storageKey());
 			onRequest(request, RequestOutcome.EXECUTED);
 			return true;
 		}
-		return reject(request, response, RequestOutcome.CONFLICT, IdempotencyProblem.IN_PROGRESS,
-				"A request with the same idempotency key is still being processed; retry later.",
-				this.settings.conflictRetryAfter());
+		if (decision instanceof RequestFlow.Replay<H> replay) {
+			return replay(request, response, mode, replay.record(), claiming);
+		}
+		if (decision instanceof RequestFlow.Reject<H> reject) {
+			return reject(request, response, reject.rejection());
+		}
+		throw new IllegalStateException("A claim decided " + decision);
 	}
 
 	private HandlerMode<?> mode(IdempotentHandlers.Policy policy) {
@@ -457,10 +452,6 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 
 	private boolean replay(HttpServletRequest request, HttpServletResponse response, HandlerMode<?> mode,
 			StoredRecord record, Claiming claiming) throws IOException {
-		// a streamed body is digested here as it is discarded
-		if (!claiming.fingerprint().matches(record.fingerprint())) {
-			return keyReused(request, response, claiming.policy());
-		}
 		CapturedResponse stored;
 		try {
 			stored = ResponseEnvelope.decode(record.response());
@@ -514,22 +505,13 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 		}
 	}
 
-	private boolean keyReused(HttpServletRequest request, HttpServletResponse response,
-			IdempotentHandlers.Policy policy) throws IOException {
-		List<String> headers = policy.fingerprint().headers();
-		return reject(request, response, RequestOutcome.MISMATCH, IdempotencyProblem.KEY_REUSED,
-				"This idempotency key was already used with a different request (method, path, query or body"
-						+ (headers.isEmpty() ? "" : ", or the value of " + String.join(", ", headers)) + ").",
-				null);
-	}
-
 	/**
 	 * The store failed: the handler runs unprotected where the mode fails open, else the
 	 * request is refused.
 	 */
 	private boolean storeFailed(HttpServletRequest request, HttpServletResponse response, HandlerMode<?> mode,
 			Exception ex) throws IOException {
-		if (mode.claims().failsOpen()) {
+		if (this.flow.storeFailed(mode.claims().failsOpen()) instanceof RequestFlow.Unprotected<?>) {
 			logger.warn("Idempotency store failed; running the handler unprotected (fail-open)", ex);
 			onRequest(request, RequestOutcome.UNPROTECTED);
 			return true;
@@ -540,9 +522,7 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	private boolean refuse(HttpServletRequest request, HttpServletResponse response, HandlerMode<?> mode, Exception ex)
 			throws IOException {
 		logger.warn(mode.refusal(), ex);
-		return reject(request, response, RequestOutcome.STORE_ERROR, IdempotencyProblem.STORE_UNAVAILABLE,
-				"The idempotency store is unavailable; the request was not processed. Retry later.",
-				this.settings.storeFailureRetryAfter());
+		return reject(request, response, this.flow.storeUnavailable());
 	}
 
 	/**
@@ -555,6 +535,12 @@ public class IdempotencyInterceptor implements AsyncHandlerInterceptor {
 	 */
 	private record Claiming(CapturingResponse capture, String storageKey, PendingFingerprint fingerprint,
 			IdempotentHandlers.Policy policy) {
+	}
+
+	private boolean reject(HttpServletRequest request, HttpServletResponse response, RequestFlow.Rejection rejection)
+			throws IOException {
+		return reject(request, response, rejection.outcome(), IdempotencyProblem.of(rejection.problem()),
+				rejection.detail(), rejection.retryAfter());
 	}
 
 	private boolean reject(HttpServletRequest request, HttpServletResponse response, RequestOutcome outcome,

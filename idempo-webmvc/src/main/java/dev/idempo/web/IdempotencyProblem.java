@@ -70,6 +70,20 @@ public enum IdempotencyProblem {
 	}
 
 	/**
+	 * The problem of a stack-neutral type.
+	 * @param neutral the type
+	 * @return its problem
+	 */
+	public static IdempotencyProblem of(IdempotencyProblemType neutral) {
+		for (IdempotencyProblem problem : values()) {
+			if (problem.neutral == neutral) {
+				return problem;
+			}
+		}
+		throw new IllegalArgumentException("No problem of type " + neutral);
+	}
+
+	/**
 	 * The same problem as every web stack answers it.
 	 * @return the stack-neutral problem
 	 */

@@ -13,13 +13,13 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import dev.idempo.core.ClaimMode;
+import dev.idempo.flow.ClaimMode;
 import dev.idempo.core.IdempotencyListener;
 import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencySettings;
-import dev.idempo.core.LeaseRenewer;
-import dev.idempo.core.PlainClaimMode;
+import dev.idempo.flow.LeaseRenewer;
+import dev.idempo.flow.PlainClaimMode;
 import dev.idempo.core.ResponseStoragePolicy;
 import dev.idempo.store.Lease;
 import dev.idempo.store.LockingStore;
@@ -124,6 +124,8 @@ final class IdempotentExecution {
 
 	private volatile boolean storingRefused;
 
+	private volatile boolean exceptionResolved;
+
 	private List<IdempotentResponseFilter> responseFilters = List.of();
 
 	private @Nullable HttpServletRequest request;
@@ -192,6 +194,15 @@ final class IdempotentExecution {
 	/** The handler's response is not to be stored: the key is released. */
 	void refuseStoring() {
 		this.storingRefused = true;
+	}
+
+	/**
+	 * An exception that escaped the handler was answered by idempo's
+	 * {@link IdempotencyExceptionResolver}: the answer is not the handler's response, so
+	 * it is not stored and the key is released, as for any exception that escapes.
+	 */
+	void exceptionResolved() {
+		this.exceptionResolved = true;
 	}
 
 	static @Nullable IdempotentExecution of(ServletRequest request) {
@@ -423,7 +434,8 @@ final class IdempotentExecution {
 	 * answer to a body that fails (408, say) does not undo the handler's response.
 	 */
 	private void settle(CapturingResponse response) {
-		NotStoredReason reason = this.storingRefused ? NotStoredReason.REFUSED : notStoredReason(response);
+		NotStoredReason reason = this.exceptionResolved ? NotStoredReason.EXCEPTION
+				: this.storingRefused ? NotStoredReason.REFUSED : notStoredReason(response);
 		if (reason != NotStoredReason.NONE) {
 			stopRenewal();
 			release(reason);

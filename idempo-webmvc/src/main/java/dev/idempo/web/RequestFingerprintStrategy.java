@@ -4,12 +4,19 @@ import java.io.IOException;
 
 import jakarta.servlet.http.HttpServletRequest;
 
+import dev.idempo.core.FingerprintStrategy;
+
 /**
  * Decides what of a request is fingerprinted, for example to leave out a client timestamp
  * that differs between a request and its retry. Declare a bean of this type to replace
  * the default ({@link #DEFAULT}: method, path, query string and body, or the parsed
  * parameters and parts of a form). The fingerprint decides whether a retry with a known
  * key is the same request (replayed) or another one (422).
+ * <p>
+ * Spring MVC only. A {@link FingerprintStrategy} does the same on every web stack (Spring
+ * MVC and WebFlux) over a stack-neutral view of the request; on Spring MVC, a bean of
+ * this type wins over one of that type. New code should prefer
+ * {@link FingerprintStrategy}; this type stays for what needs the servlet request.
  *
  * @author idempo
  */
@@ -37,5 +44,21 @@ public interface RequestFingerprintStrategy {
 	 * @throws IOException if the request's parts cannot be read
 	 */
 	String fingerprint(HttpServletRequest request, byte[] body) throws IOException;
+
+	/**
+	 * A stack-neutral strategy as a Spring MVC one: it gets the body as this type does,
+	 * but for a form or multipart body the canonical bytes of its parsed parameters and
+	 * parts ({@link RequestFingerprint#canonicalForm}), as on WebFlux.
+	 * @param strategy the strategy
+	 * @return the same strategy, over the servlet request; {@link #DEFAULT} for
+	 * {@link FingerprintStrategy#DEFAULT}, whose fingerprints are the same
+	 */
+	static RequestFingerprintStrategy of(FingerprintStrategy strategy) {
+		if (strategy == FingerprintStrategy.DEFAULT) {
+			return DEFAULT;
+		}
+		return (request, body) -> strategy.fingerprint(new ServletProtectedRequest(request),
+				RequestFingerprint.isForm(request.getContentType()) ? RequestFingerprint.canonicalForm(request) : body);
+	}
 
 }

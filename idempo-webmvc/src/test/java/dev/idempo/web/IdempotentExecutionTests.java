@@ -27,7 +27,7 @@ import dev.idempo.core.IdempotencyListener.NotStoredReason;
 import dev.idempo.core.IdempotencyListener.ResponseOutcome;
 import dev.idempo.core.IdempotencySettings;
 import dev.idempo.core.ResponseStoragePolicy;
-import dev.idempo.core.LeaseRenewer;
+import dev.idempo.flow.LeaseRenewer;
 import dev.idempo.core.ResponseEnvelope;
 import dev.idempo.store.ClaimResult;
 import dev.idempo.store.Lease;

@@ -19,6 +19,7 @@ import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
@@ -48,9 +49,17 @@ import static org.assertj.core.api.Assertions.fail;
  * and the charge it makes carries the same derived key, so B replays instead of charging
  * twice. The same run with {@code idempo.client.derived-keys=false} charges twice, so the
  * test can fail. B's executions are counted in B.
+ * <p>
+ * A chaos run (tagged {@code chaos}: {@code -Pchaos}, which CI runs after the plain
+ * {@code verify}): two JVMs of A, started, killed and started again, a minute and a half.
+ * The plain suite keeps what it rests on: {@code IdempotencyClientInterceptorTests}
+ * (calls during an execution get keys derived from it, in order, the same for the same
+ * call) and {@code CallBindingHttpTests} (a protected handler's thread carries its
+ * execution).
  *
  * @author idempo
  */
+@Tag("chaos")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class DerivedKeysChainTests {
 

@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import dev.idempo.testsupport.TestRedisSentinel;
@@ -51,6 +52,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author idempo
  */
+@Tag("chaos")
 abstract class AbstractRedisFailoverHttpTests {
 
 	private static final int CLIENTS = 2;

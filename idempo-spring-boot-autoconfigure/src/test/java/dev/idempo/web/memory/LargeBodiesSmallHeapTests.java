@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,6 +36,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * keyed 6 MB responses (384 MB in all) are each answered whole; those that fit were
  * stored and replay byte for byte, the others went out unstored and run again on retry.
  */
+@Tag("chaos")
 class LargeBodiesSmallHeapTests {
 
 	private static final int BODY = 8 * 1024 * 1024;

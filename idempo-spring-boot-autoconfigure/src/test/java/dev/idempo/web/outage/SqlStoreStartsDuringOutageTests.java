@@ -7,7 +7,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 import dev.idempo.Idempotent;
-import dev.idempo.autoconfigure.IdempotencyJdbcSchemaInitializer;
+import dev.idempo.autoconfigure.store.jdbc.IdempotencyJdbcSchemaInitializer;
 import dev.idempo.testsupport.TcpProxy;
 import dev.idempo.testsupport.TestDatabases.TestDatabase;
 import dev.idempo.testsupport.TestRedis;

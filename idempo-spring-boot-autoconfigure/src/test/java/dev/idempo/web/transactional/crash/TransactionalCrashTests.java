@@ -57,6 +57,7 @@ import static org.assertj.core.api.Assertions.fail;
  * subclass per database.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Tag("chaos")
 abstract class TransactionalCrashTests {
 
 	private static final String HIBERNATE = "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration";

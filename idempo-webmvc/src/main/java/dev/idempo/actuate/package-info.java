@@ -1,7 +1,0 @@
-/**
- * Actuator support: the store's health.
- */
-@NullMarked
-package dev.idempo.actuate;
-
-import org.jspecify.annotations.NullMarked;
