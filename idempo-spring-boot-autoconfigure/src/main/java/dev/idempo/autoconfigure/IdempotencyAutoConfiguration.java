@@ -16,7 +16,7 @@ import dev.idempo.autoconfigure.store.redis.IdempotencyRedisStoreProperties;
 import dev.idempo.autoconfigure.store.redis.RedisStoreConfiguration;
 import dev.idempo.autoconfigure.web.reactive.IdempotencyWebFluxConfiguration;
 import dev.idempo.autoconfigure.web.servlet.IdempotencyWebMvcConfiguration;
-import dev.idempo.core.LocallyCachedLockingStore;
+import dev.idempo.store.LocallyCachedLockingStore;
 import dev.idempo.flow.LeaseRenewer;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;

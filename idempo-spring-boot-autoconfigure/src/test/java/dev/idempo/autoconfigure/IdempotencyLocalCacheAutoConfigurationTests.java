@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 
 import dev.idempo.IdempotencyTemplate;
 import dev.idempo.autoconfigure.metrics.IdempotencyMetricsAutoConfiguration;
-import dev.idempo.core.LocallyCachedLockingStore;
+import dev.idempo.store.LocallyCachedLockingStore;
 import dev.idempo.store.LockingStore;
 import dev.idempo.store.memory.InMemoryLockingStore;
 

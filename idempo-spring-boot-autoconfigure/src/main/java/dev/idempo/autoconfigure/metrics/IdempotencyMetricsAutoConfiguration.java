@@ -6,7 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import dev.idempo.autoconfigure.IdempotencyAutoConfiguration;
-import dev.idempo.core.LocallyCachedLockingStore;
+import dev.idempo.store.LocallyCachedLockingStore;
 import dev.idempo.core.MicrometerIdempotencyListener;
 import dev.idempo.store.memory.InMemoryLockingStore;
 import dev.idempo.store.redis.RedisLockingStore;

@@ -6,7 +6,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import dev.idempo.core.LocallyCachedLockingStore;
+import dev.idempo.store.LocallyCachedLockingStore;
 import dev.idempo.testsupport.SqlStoreProperties;
 import dev.idempo.testsupport.TcpProxy;
 import dev.idempo.testsupport.TestDatabases;

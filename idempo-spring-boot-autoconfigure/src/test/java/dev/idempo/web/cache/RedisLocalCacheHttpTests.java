@@ -12,7 +12,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import dev.idempo.core.LocallyCachedLockingStore;
+import dev.idempo.store.LocallyCachedLockingStore;
 import dev.idempo.testsupport.TcpProxy;
 import dev.idempo.testsupport.TestRedis;
 import dev.idempo.web.TestHttp;

@@ -1,4 +1,4 @@
-package dev.idempo.core;
+package dev.idempo.store;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -14,12 +14,6 @@ import com.github.benmanes.caffeine.cache.Expiry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-
-import dev.idempo.store.ClaimResult;
-import dev.idempo.store.Lease;
-import dev.idempo.store.LockingStore;
-import dev.idempo.store.RecordState;
-import dev.idempo.store.StoredRecord;
 
 /**
  * A {@link LockingStore} that keeps, in a bounded Caffeine cache of this JVM, the

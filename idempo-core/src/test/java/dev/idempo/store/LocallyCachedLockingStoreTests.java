@@ -1,13 +1,10 @@
-package dev.idempo.core;
+package dev.idempo.store;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 import org.junit.jupiter.api.Test;
 
-import dev.idempo.store.ClaimResult;
-import dev.idempo.store.Lease;
-import dev.idempo.store.StoredRecord;
 import dev.idempo.store.memory.InMemoryLockingStore;
 import dev.idempo.testsupport.MutableClock;
 
