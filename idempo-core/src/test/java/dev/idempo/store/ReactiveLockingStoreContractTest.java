@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -20,6 +21,7 @@ import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -170,19 +172,32 @@ public abstract class ReactiveLockingStoreContractTest extends LockingStoreContr
 	void claimsCancelledAtAnyMomentNeverLeaveTheirKeysLocked() {
 		List<String> keys = new ArrayList<>();
 		List<AtomicReference<@Nullable ClaimResult>> answers = new ArrayList<>();
-		for (int i = 0; i < 60; i++) {
-			String key = newKey();
-			AtomicReference<@Nullable ClaimResult> answer = new AtomicReference<>();
-			keys.add(key);
-			answers.add(answer);
-			// what the store emitted is its subscriber's, even if a cancellation racing
-			// with it makes the end of the chain drop it (Reactor's onNextDropped)
-			Disposable claim = reactiveStore().claim(key, LOCK_TTL)
-				.doOnNext(answer::set)
-				.subscribeOn(Schedulers.parallel())
-				.subscribe();
-			spin(TimeUnit.MICROSECONDS.toNanos(i * 25L));
-			claim.dispose();
+		// every sixth claim is cancelled before it can start, whatever the machine's
+		// speed:
+		// its scheduler is busy until the loop ends
+		Scheduler held = Schedulers.fromExecutorService(Executors.newSingleThreadExecutor(), "held-claims");
+		CountDownLatch loopEnded = new CountDownLatch(1);
+		try {
+			held.schedule(() -> awaitQuietly(loopEnded));
+			for (int i = 0; i < 60; i++) {
+				String key = newKey();
+				AtomicReference<@Nullable ClaimResult> answer = new AtomicReference<>();
+				keys.add(key);
+				answers.add(answer);
+				// what the store emitted is its subscriber's, even if a cancellation
+				// racing
+				// with it makes the end of the chain drop it (Reactor's onNextDropped)
+				Disposable claim = reactiveStore().claim(key, LOCK_TTL)
+					.doOnNext(answer::set)
+					.subscribeOn((i % 6 == 0) ? held : Schedulers.parallel())
+					.subscribe();
+				spin(TimeUnit.MICROSECONDS.toNanos(i * 25L));
+				claim.dispose();
+			}
+		}
+		finally {
+			loopEnded.countDown();
+			held.dispose();
 		}
 		for (int i = 0; i < keys.size(); i++) {
 			if (answers.get(i).get() instanceof ClaimResult.Acquired acquired) {
@@ -292,6 +307,15 @@ public abstract class ReactiveLockingStoreContractTest extends LockingStoreContr
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			throw new IllegalStateException(ex);
+		}
+	}
+
+	private static void awaitQuietly(CountDownLatch latch) {
+		try {
+			latch.await(1, TimeUnit.MINUTES);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
 		}
 	}
 
