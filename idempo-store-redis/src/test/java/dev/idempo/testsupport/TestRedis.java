@@ -216,6 +216,23 @@ public final class TestRedis {
 		}
 
 		/**
+		 * The same server, in another of its logical databases: a test that counts its
+		 * keys with {@code SCAN} reads only its own database's keyspace, however many
+		 * keys other clients of a shared server keep in the default one.
+		 * @param database the database's index
+		 * @return the server, in that database
+		 */
+		public Server inDatabase(int database) {
+			int authority = this.url.indexOf("://") + 3;
+			int end = authority;
+			while (end < this.url.length() && this.url.charAt(end) != '/' && this.url.charAt(end) != '?') {
+				end++;
+			}
+			String url = this.url.substring(0, end) + "/" + database;
+			return new Server(url, this.description + ", database " + database, this.embedded);
+		}
+
+		/**
 		 * Deletes every key that starts with {@code prefix}, so that tests leave a shared
 		 * server as they found it.
 		 * @param prefix a key prefix without glob characters

@@ -21,13 +21,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Hostile keys and bodies on the Redis store, against the server {@link TestRedis}
- * resolves, under a random key prefix; records and claims are counted with {@code SCAN}
- * on that prefix.
+ * resolves, under a random key prefix in a database of its own; records and claims are
+ * counted with {@code SCAN} on that prefix, which reads that database's keyspace only (a
+ * shared server may hold hundreds of thousands of other keys in its default database: a
+ * benchmark's, another test's).
  *
  * @author idempo
  */
 @TestPropertySource(properties = "idempo.store.type=redis")
 class RedisHostileInputHttpTests extends HostileInputHttpTests {
+
+	private static final TestRedis.Server SERVER = TestRedis.server().inDatabase(11);
 
 	private static final String KEY_PREFIX = "idempo-hostile:" + UUID.randomUUID().toString().replace("-", "") + ":";
 
@@ -36,13 +40,13 @@ class RedisHostileInputHttpTests extends HostileInputHttpTests {
 
 	@DynamicPropertySource
 	static void redisProperties(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.url", () -> TestRedis.server().url());
+		registry.add("spring.data.redis.url", SERVER::url);
 		registry.add("idempo.store.redis.key-prefix", () -> KEY_PREFIX);
 	}
 
 	@AfterAll
 	static void deleteKeys() {
-		TestRedis.server().deleteKeys(KEY_PREFIX);
+		SERVER.deleteKeys(KEY_PREFIX);
 	}
 
 	@Override
