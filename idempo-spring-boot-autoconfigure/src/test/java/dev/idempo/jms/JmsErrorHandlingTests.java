@@ -134,7 +134,9 @@ class JmsErrorHandlingTests {
 					"spring.jms.template.receive-timeout=" + TIMEOUT.toMillis() + "ms", "idempo.lock-ttl=3s",
 					"logging.level.org.apache.activemq.audit=warn", "test.queue=" + this.queue)
 			.properties(properties)
-			.run();
+			// the tests' application.properties leaves the broker out of every other
+			// context
+			.run("--spring.artemis.embedded.enabled=true");
 		return this.context.getBean(DeliveryLedger.class);
 	}
 
