@@ -1,0 +1,136 @@
+package dev.idempo.webflux;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+
+import dev.idempo.core.RequestFingerprints;
+
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.web.server.ServerWebInputException;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * A body of declared length digested as it streams: the digest is the whole body's
+ * fingerprint (that of the same bytes held whole) however the handler reads it, the
+ * handler's buffers are its own (read positions untouched), and every buffer the handler
+ * does not get is released. Buffers count their references, as Netty's do, so that a leak
+ * shows as a count above zero.
+ *
+ * @author idempo
+ */
+class StreamedRequestBodyTests {
+
+	private static final Duration TIMEOUT = Duration.ofSeconds(10);
+
+	private final List<CountedDataBuffer> sent = new ArrayList<>();
+
+	private static final String[] CHUNKS = { "{\"item\":", "\"pen\",", "\"quantity\":", "1}" };
+
+	private static final String WHOLE = String.join("", CHUNKS);
+
+	@Test
+	void aHandlerThatReadsEverythingGetsTheBytesAsSentAndTheDigestIsTheWholeBodysFingerprint() {
+		StreamedRequestBody body = body(CHUNKS, WHOLE.length());
+		String read = DataBufferUtils.join(body.body()).map(StreamedRequestBodyTests::text).block(TIMEOUT);
+		assertThat(read).isEqualTo(WHOLE);
+		assertThat(body.digest().block(TIMEOUT)).isEqualTo(fingerprint(WHOLE));
+		assertAllReleased();
+	}
+
+	@Test
+	void aBodyNobodyReadIsDrainedAndReleasedForTheDigest() {
+		StreamedRequestBody body = body(CHUNKS, WHOLE.length());
+		assertThat(body.digest().block(TIMEOUT)).isEqualTo(fingerprint(WHOLE));
+		assertAllReleased();
+		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> body.body().blockLast(TIMEOUT));
+	}
+
+	@Test
+	void whatAHandlerThatCancelsLeavesIsDrainedAndReleasedWithoutReachingIt() {
+		AtomicBoolean afterCancel = new AtomicBoolean();
+		StreamedRequestBody body = body(CHUNKS, WHOLE.length());
+		DataBuffer first = body.body().doOnCancel(() -> afterCancel.set(true)).next().block(TIMEOUT);
+		assertThat(first).isNotNull();
+		assertThat(text(first)).isEqualTo(CHUNKS[0]);
+		assertThat(afterCancel).isTrue();
+		assertThat(body.digest().block(TIMEOUT)).isEqualTo(fingerprint(WHOLE));
+		assertAllReleased();
+	}
+
+	@Test
+	void aBodyShorterThanDeclaredFailsTheHandlerAndTheDigest() {
+		StreamedRequestBody body = body(CHUNKS, WHOLE.length() + 1);
+		List<String> read = new ArrayList<>();
+		assertThatExceptionOfType(ServerWebInputException.class)
+			.isThrownBy(() -> body.body().map(StreamedRequestBodyTests::text).doOnNext(read::add).blockLast(TIMEOUT));
+		assertThat(read).containsExactly(CHUNKS);
+		assertThatExceptionOfType(ServerWebInputException.class).isThrownBy(() -> body.digest().block(TIMEOUT));
+		assertAllReleased();
+	}
+
+	@Test
+	void aBodyLongerThanTheLimitFails() {
+		StreamedRequestBody body = new StreamedRequestBody(buffers(CHUNKS),
+				RequestFingerprints.streamed("POST", "/orders", null, 10), 10, 10);
+		assertThatExceptionOfType(DataBufferLimitException.class).isThrownBy(() -> body.digest().block(TIMEOUT));
+		assertAllReleased();
+	}
+
+	@Test
+	void aFailingBodyFailsTheDigest() {
+		StreamedRequestBody body = new StreamedRequestBody(
+				buffers(CHUNKS).take(2).concatWith(Flux.error(new IllegalStateException("client went away"))),
+				RequestFingerprints.streamed("POST", "/orders", null, WHOLE.length()), WHOLE.length(), 1024);
+		List<String> read = new ArrayList<>();
+		assertThatExceptionOfType(IllegalStateException.class)
+			.isThrownBy(() -> body.body().map(StreamedRequestBodyTests::text).doOnNext(read::add).blockLast(TIMEOUT))
+			.withMessage("client went away");
+		assertThat(read).containsExactly(CHUNKS[0], CHUNKS[1]);
+		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> body.digest().block(TIMEOUT))
+			.withMessage("client went away");
+		assertAllReleased();
+	}
+
+	private StreamedRequestBody body(String[] chunks, long declared) {
+		return new StreamedRequestBody(buffers(chunks), RequestFingerprints.streamed("POST", "/orders", null, declared),
+				declared, 1024);
+	}
+
+	private Flux<DataBuffer> buffers(String[] chunks) {
+		return Flux.fromArray(chunks).map((chunk) -> {
+			CountedDataBuffer buffer = new CountedDataBuffer(
+					DefaultDataBufferFactory.sharedInstance.wrap(chunk.getBytes(StandardCharsets.UTF_8)));
+			this.sent.add(buffer);
+			return buffer;
+		});
+	}
+
+	private void assertAllReleased() {
+		assertThat(this.sent).isNotEmpty().allSatisfy((buffer) -> assertThat(buffer.references).hasValue(0));
+	}
+
+	private static String fingerprint(String body) {
+		return RequestFingerprints.of("POST", "/orders", null, body.getBytes(StandardCharsets.UTF_8));
+	}
+
+	private static String text(DataBuffer buffer) {
+		try {
+			return buffer.toString(StandardCharsets.UTF_8);
+		}
+		finally {
+			DataBufferUtils.release(buffer);
+		}
+	}
+
+}
