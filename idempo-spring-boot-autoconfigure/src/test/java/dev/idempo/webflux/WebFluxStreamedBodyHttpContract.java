@@ -11,6 +11,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -48,6 +49,7 @@ import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferFactory;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DataBufferWrapper;
 import org.springframework.core.io.buffer.PooledDataBuffer;
@@ -547,13 +549,61 @@ abstract class WebFluxStreamedBodyHttpContract {
 
 	}
 
-	/** A server's body buffer that counts its references. */
+	/**
+	 * A server's body buffer that counts its references; joining it hands its reference
+	 * to the joined buffer (as joining Netty's buffers does).
+	 */
 	static final class TrackedBuffer extends DataBufferWrapper implements PooledDataBuffer {
 
 		private final AtomicInteger references = new AtomicInteger(1);
 
 		TrackedBuffer(DataBuffer delegate) {
 			super(delegate);
+		}
+
+		@Override
+		public DataBufferFactory factory() {
+			DataBufferFactory factory = dataBuffer().factory();
+			return new DataBufferFactory() {
+
+				@Override
+				@Deprecated
+				public DataBuffer allocateBuffer() {
+					return factory.allocateBuffer(256);
+				}
+
+				@Override
+				public DataBuffer allocateBuffer(int initialCapacity) {
+					return factory.allocateBuffer(initialCapacity);
+				}
+
+				@Override
+				public DataBuffer wrap(ByteBuffer byteBuffer) {
+					return factory.wrap(byteBuffer);
+				}
+
+				@Override
+				public DataBuffer wrap(byte[] bytes) {
+					return factory.wrap(bytes);
+				}
+
+				@Override
+				public DataBuffer join(List<? extends DataBuffer> buffers) {
+					return factory.join(buffers.stream().map((buffer) -> {
+						if (buffer instanceof TrackedBuffer tracked) {
+							tracked.references.decrementAndGet();
+							return tracked.dataBuffer();
+						}
+						return buffer;
+					}).toList());
+				}
+
+				@Override
+				public boolean isDirect() {
+					return factory.isDirect();
+				}
+
+			};
 		}
 
 		boolean isReleased() {
