@@ -341,6 +341,33 @@ class IdempotencyWebFilterTests {
 		assertThat(again).as("the key was released").isInstanceOf(ClaimResult.Acquired.class);
 	}
 
+	/**
+	 * A streamed request meets a completed record whose response cannot be read: its body
+	 * was read to compare fingerprints, so even failing open the handler cannot run on
+	 * it. 503, and the handler does not run.
+	 */
+	@Test
+	void anUnreadableRecordIs503EvenFailingOpenOnceAStreamedBodyWasReadToCompareIt() {
+		String storageKey = StorageKeys.of(DefaultReactiveCallerScopeResolver.ANONYMOUS, "unreadable");
+		ClaimResult claim = this.memory.claim(storageKey, Duration.ofSeconds(30));
+		assertThat(claim).isInstanceOf(ClaimResult.Acquired.class);
+		byte[] body = "{}".getBytes(StandardCharsets.UTF_8);
+		assertThat(
+				this.memory
+					.complete(((ClaimResult.Acquired) claim).lease(),
+							new StoredRecord(RequestFingerprints.of("POST", "/orders", null, body),
+									"not an envelope".getBytes(StandardCharsets.UTF_8)),
+							Duration.ofMinutes(5)))
+			.isTrue();
+		AtomicInteger runs = new AtomicInteger();
+		MockServerWebExchange retry = streamed("unreadable", 2, Flux.just(buffer("{}")));
+		filter(new OffloadedLockingStore(this.memory), true)
+			.filter(retry, (exchange) -> Mono.fromRunnable(runs::incrementAndGet))
+			.block(Duration.ofSeconds(10));
+		assertThat(retry.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+		assertThat(runs).hasValue(0);
+	}
+
 	private StoredRecord storedRecord(String key) {
 		return this.memory.inspect(StorageKeys.of(DefaultReactiveCallerScopeResolver.ANONYMOUS, key)).record();
 	}
