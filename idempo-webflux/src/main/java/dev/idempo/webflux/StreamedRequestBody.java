@@ -126,7 +126,7 @@ final class StreamedRequestBody {
 		/** Nobody reads the buffers any more: they are digested and released. */
 		private volatile boolean draining;
 
-		private @Nullable Subscription upstream;
+		private volatile @Nullable Subscription upstream;
 
 		/** Touched by the body's signals only, which are serial. */
 		private long count;
