@@ -1,0 +1,167 @@
+package dev.idempo.webflux;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.UUID;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+import dev.idempo.testsupport.TestRedis;
+import dev.idempo.web.TestHttp;
+import dev.idempo.webflux.WebFluxStreamedBodyHttpContract.RawRequest;
+import dev.idempo.webflux.WebFluxStreamedBodyHttpContract.StreamedController;
+import dev.idempo.webflux.testapp.WebFluxTestApplication;
+
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Review of the webflux-stream branch, on Reactor Netty with the Redis store (short
+ * leases, 600 ms) and BlockHound: what a streamed body does at the edges of the HTTP
+ * exchange.
+ */
+@SpringBootTest(classes = { WebFluxTestApplication.class, WebFluxStreamedBodyHttpContract.StreamedController.class },
+		webEnvironment = WebEnvironment.RANDOM_PORT, properties = { "spring.main.web-application-type=reactive",
+				"idempo.max-request-size=4MB", "idempo.store.type=redis", "idempo.lock-ttl=600ms" })
+class StreamedBodyReviewHttpTests {
+
+	private static final String KEY_PREFIX = "idempo-review:" + UUID.randomUUID().toString().replace("-", "") + ":";
+
+	@LocalServerPort
+	int port;
+
+	private final HttpClient client = HttpClient.newBuilder()
+		.version(HttpClient.Version.HTTP_1_1)
+		.connectTimeout(Duration.ofSeconds(10))
+		.build();
+
+	@DynamicPropertySource
+	static void redisProperties(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.url", () -> TestRedis.server().url());
+		registry.add("idempo.store.redis.key-prefix", () -> KEY_PREFIX);
+	}
+
+	@AfterAll
+	static void deleteKeys() {
+		TestRedis.server().deleteKeys(KEY_PREFIX);
+	}
+
+	/**
+	 * A client whose connection goes silent in the middle of its body (a half-open
+	 * connection: the client's network went away, no FIN or RST reaches the server) holds
+	 * its key for as long as the server keeps the connection: Reactor Netty has no read
+	 * timeout by default, and the lease is renewed all along. Ten leases later, the
+	 * client's complete retry with the same key still gets 409 (and would for ever). On
+	 * main the body was read before the claim, so the stalled request held nothing and
+	 * the retry ran; on Spring MVC the container's read timeout ends the request.
+	 */
+	@Test
+	void aClientSilentMidBodyDoesNotHoldItsKeyForEver() throws Exception {
+		String key = TestHttp.newKey();
+		byte[] body = WebFluxStreamedBodyHttpContract.body(64 * 1024, 21);
+		try (RawRequest stalled = new RawRequest(this.port, "/streamed/upload", key, body.length)) {
+			stalled.send(java.util.Arrays.copyOf(body, 1024));
+			Thread.sleep(6000);
+			HttpResponse<byte[]> retry = post("/streamed/upload", key, body);
+			assertThat(retry.statusCode())
+				.as("the retry, ten leases after its first attempt went silent: %s", TestHttp.text(retry))
+				.isNotEqualTo(409);
+		}
+	}
+
+	/**
+	 * {@code Expect: 100-continue}: a handler that never reads its body; the flow's read
+	 * of the body after the handler has Reactor Netty send 100 Continue, the record is
+	 * stored, and a retry (also expecting 100) is replayed.
+	 */
+	@Test
+	void aBodySentAfter100ContinueIsStoredAndReplayed() throws Exception {
+		String key = TestHttp.newKey();
+		byte[] body = WebFluxStreamedBodyHttpContract.body(100_000, 22);
+		String first = expectContinue("/streamed/ignores", key, body);
+		assertThat(first).startsWith("HTTP/1.1 100").contains("HTTP/1.1 200");
+		String retry = expectContinue("/streamed/ignores", key, body);
+		assertThat(retry).contains("Idempotent-Replayed: true");
+		assertThat(StreamedController.runs(key)).isEqualTo(1);
+	}
+
+	/**
+	 * An empty body with {@code Content-Length: 0} (streamed) and the same empty body
+	 * chunked (held whole) share a fingerprint.
+	 */
+	@Test
+	void anEmptyBodyDeclaredAndChunkedShareAFingerprint() throws Exception {
+		String key = TestHttp.newKey();
+		String first = raw("/streamed/ignores?a=1", key, "Content-Length: 0\r\n", "");
+		assertThat(first).startsWith("HTTP/1.1 200");
+		String retry = raw("/streamed/ignores?a=1", key, "Transfer-Encoding: chunked\r\n", "0\r\n\r\n");
+		assertThat(retry).startsWith("HTTP/1.1 200").contains("Idempotent-Replayed: true");
+		assertThat(raw("/streamed/ignores?a=2", key, "Content-Length: 0\r\n", "")).startsWith("HTTP/1.1 422");
+	}
+
+	private String expectContinue(String path, String key, byte[] body) throws IOException {
+		try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), this.port)) {
+			socket.setSoTimeout(20_000);
+			OutputStream out = socket.getOutputStream();
+			out.write(("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+					+ "Content-Length: " + body.length + "\r\nExpect: 100-continue\r\nConnection: close\r\n"
+					+ "Idempotency-Key: " + key + "\r\n\r\n")
+				.getBytes(StandardCharsets.ISO_8859_1));
+			out.flush();
+			InputStream in = socket.getInputStream();
+			ByteArrayOutputStream seen = new ByteArrayOutputStream();
+			while (!seen.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
+				int next = in.read();
+				if (next < 0) {
+					return seen.toString(StandardCharsets.ISO_8859_1);
+				}
+				seen.write(next);
+			}
+			if (seen.toString(StandardCharsets.ISO_8859_1).startsWith("HTTP/1.1 100")) {
+				out.write(body);
+				out.flush();
+			}
+			seen.write(in.readAllBytes());
+			return seen.toString(StandardCharsets.ISO_8859_1);
+		}
+	}
+
+	private String raw(String path, String key, String framing, String body) throws IOException {
+		try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), this.port)) {
+			socket.setSoTimeout(20_000);
+			OutputStream out = socket.getOutputStream();
+			out.write(("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+					+ framing + "Connection: close\r\nIdempotency-Key: " + key + "\r\n\r\n" + body)
+				.getBytes(StandardCharsets.ISO_8859_1));
+			out.flush();
+			return new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+		}
+	}
+
+	private HttpResponse<byte[]> post(String path, String key, byte[] body) throws Exception {
+		HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
+			.timeout(Duration.ofSeconds(30))
+			.header("Content-Type", "application/octet-stream")
+			.header("Idempotency-Key", key)
+			.POST(HttpRequest.BodyPublishers.ofByteArray(body))
+			.build();
+		return this.client.send(request, HttpResponse.BodyHandlers.ofByteArray());
+	}
+
+}
