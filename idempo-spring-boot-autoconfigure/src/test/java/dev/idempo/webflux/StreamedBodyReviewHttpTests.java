@@ -115,6 +115,82 @@ class StreamedBodyReviewHttpTests {
 		assertThat(raw("/streamed/ignores?a=2", key, "Content-Length: 0\r\n", "")).startsWith("HTTP/1.1 422");
 	}
 
+	/**
+	 * A duplicate sent with {@code Expect: 100-continue} meets its key in progress: 409
+	 * without its body being read (and so without 100 Continue). The client does not send
+	 * the body; on a connection kept alive, its next request must be read as a request,
+	 * not as the unread body of the first.
+	 */
+	@Test
+	void aDuplicateExpecting100Gets409AndTheConnectionStaysSound() throws Exception {
+		String key = TestHttp.newKey();
+		StreamedController.release = new java.util.concurrent.CompletableFuture<>();
+		java.util.concurrent.CompletableFuture<HttpResponse<byte[]>> first = this.client
+			.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/streamed/held"))
+				.header("Content-Type", "application/octet-stream")
+				.header("Idempotency-Key", key)
+				.POST(HttpRequest.BodyPublishers.ofByteArray(new byte[16]))
+				.build(), HttpResponse.BodyHandlers.ofByteArray());
+		try {
+			StreamedController.entered(key).get(30, java.util.concurrent.TimeUnit.SECONDS);
+			try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), this.port)) {
+				socket.setSoTimeout(20_000);
+				OutputStream out = socket.getOutputStream();
+				out.write(("POST /streamed/held HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+						+ "Content-Type: application/octet-stream\r\nContent-Length: 40\r\nExpect: 100-continue\r\n"
+						+ "Idempotency-Key: " + key + "\r\n\r\n")
+					.getBytes(StandardCharsets.ISO_8859_1));
+				out.flush();
+				InputStream in = socket.getInputStream();
+				String head = head(in);
+				assertThat(head).startsWith("HTTP/1.1 409");
+				in.readNBytes(contentLength(head));
+				if (head.toLowerCase(java.util.Locale.ROOT).contains("connection: close")) {
+					return;
+				}
+				String other = TestHttp.newKey();
+				out.write(("POST /streamed/ignores HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+						+ "Content-Type: application/octet-stream\r\nContent-Length: 0\r\n" + "Idempotency-Key: "
+						+ other + "\r\n\r\n")
+					.getBytes(StandardCharsets.ISO_8859_1));
+				out.flush();
+				String next;
+				try {
+					next = head(in);
+				}
+				catch (java.net.SocketTimeoutException ex) {
+					next = "no answer: " + ex;
+				}
+				assertThat(next).as("the next request on the connection").startsWith("HTTP/1.1 200");
+			}
+		}
+		finally {
+			StreamedController.release.complete(null);
+			first.get(30, java.util.concurrent.TimeUnit.SECONDS);
+		}
+	}
+
+	private static String head(InputStream in) throws IOException {
+		ByteArrayOutputStream seen = new ByteArrayOutputStream();
+		while (!seen.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
+			int next = in.read();
+			if (next < 0) {
+				break;
+			}
+			seen.write(next);
+		}
+		return seen.toString(StandardCharsets.ISO_8859_1);
+	}
+
+	private static int contentLength(String head) {
+		for (String line : head.split("\r\n")) {
+			if (line.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:")) {
+				return Integer.parseInt(line.substring("content-length:".length()).trim());
+			}
+		}
+		return 0;
+	}
+
 	private String expectContinue(String path, String key, byte[] body) throws IOException {
 		try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), this.port)) {
 			socket.setSoTimeout(20_000);
