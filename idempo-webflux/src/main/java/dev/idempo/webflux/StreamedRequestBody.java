@@ -35,9 +35,10 @@ import org.springframework.web.server.ServerWebInputException;
  * </ul>
  * The digest is that of the body that ended cleanly: {@link #digest()} signals it once
  * the last buffer passed, or an error if the body failed (the client went away), ended
- * short of its declared length, or ran past the limit; the handler's subscription sees
- * the same error. A body shorter than declared is a {@link ServerWebInputException} (400)
- * to the handler, as a body cut short is an {@code EOFException} on Spring MVC.
+ * short of its declared length, ran past it, or ran past the limit; the handler's
+ * subscription sees the same error. A body shorter or longer than declared is a
+ * {@link ServerWebInputException} (400) to the handler, as a body cut short is an
+ * {@code EOFException} on Spring MVC.
  * <p>
  * The body can be subscribed to once (as Reactor Netty's), by the handler or by
  * {@link #digest()}, whichever comes first. Nothing here blocks.
@@ -190,6 +191,19 @@ final class StreamedRequestBody {
 				}
 				onError(new DataBufferLimitException(
 						"The request body is longer than " + StreamedRequestBody.this.limit + " bytes"));
+				return;
+			}
+			long declared = StreamedRequestBody.this.declaredLength;
+			if (this.count > declared) {
+				// a filter before idempo's made it longer than the client declared: its
+				// digest would be of neither the request sent nor the one held whole
+				DataBufferUtils.release(buffer);
+				Subscription upstream = this.upstream;
+				if (upstream != null) {
+					upstream.cancel();
+				}
+				onError(new ServerWebInputException("The request body ran past its declared Content-Length " + declared
+						+ " (" + this.count + " bytes so far)"));
 				return;
 			}
 			try (DataBuffer.ByteBufferIterator buffers = buffer.readableByteBuffers()) {

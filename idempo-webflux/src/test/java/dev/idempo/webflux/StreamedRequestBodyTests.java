@@ -87,6 +87,31 @@ class StreamedRequestBodyTests {
 		assertAllReleased();
 	}
 
+	/**
+	 * A filter before idempo's made the body longer than its declared length: the body
+	 * fails (400) once the bytes run past it, as a body that ends short does, rather than
+	 * giving a digest that neither the request the client sent nor the same bytes held
+	 * whole would get.
+	 */
+	@Test
+	void aBodyLongerThanDeclaredFailsTheHandlerAndTheDigest() {
+		StreamedRequestBody body = body(CHUNKS, WHOLE.length() - 1);
+		List<String> read = new ArrayList<>();
+		assertThatExceptionOfType(ServerWebInputException.class)
+			.isThrownBy(() -> body.body().map(StreamedRequestBodyTests::text).doOnNext(read::add).blockLast(TIMEOUT))
+			.withMessageContaining("ran past its declared Content-Length " + (WHOLE.length() - 1));
+		assertThat(read).containsExactly(CHUNKS[0], CHUNKS[1], CHUNKS[2]);
+		assertThatExceptionOfType(ServerWebInputException.class).isThrownBy(() -> body.digest().block(TIMEOUT));
+		assertAllReleased();
+	}
+
+	@Test
+	void aBodyLongerThanDeclaredThatNobodyReadsFailsTheDigest() {
+		StreamedRequestBody body = body(CHUNKS, WHOLE.length() - 1);
+		assertThatExceptionOfType(ServerWebInputException.class).isThrownBy(() -> body.digest().block(TIMEOUT));
+		assertAllReleased();
+	}
+
 	@Test
 	void aFailingBodyFailsTheDigest() {
 		StreamedRequestBody body = new StreamedRequestBody(
