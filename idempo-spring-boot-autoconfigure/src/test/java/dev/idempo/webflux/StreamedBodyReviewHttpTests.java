@@ -37,8 +37,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * exchange.
  */
 @SpringBootTest(classes = { WebFluxTestApplication.class, WebFluxStreamedBodyHttpContract.StreamedController.class },
-		webEnvironment = WebEnvironment.RANDOM_PORT, properties = { "spring.main.web-application-type=reactive",
-				"idempo.max-request-size=4MB", "idempo.store.type=redis", "idempo.lock-ttl=600ms" })
+		webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "spring.main.web-application-type=reactive", "idempo.max-request-size=4MB",
+				"idempo.store.type=redis", "idempo.lock-ttl=600ms", "idempo.request-body-timeout=2s" })
 class StreamedBodyReviewHttpTests {
 
 	private static final String KEY_PREFIX = "idempo-review:" + UUID.randomUUID().toString().replace("-", "") + ":";
@@ -69,7 +70,9 @@ class StreamedBodyReviewHttpTests {
 	 * timeout by default, and the lease is renewed all along. Ten leases later, the
 	 * client's complete retry with the same key still gets 409 (and would for ever). On
 	 * main the body was read before the claim, so the stalled request held nothing and
-	 * the retry ran; on Spring MVC the container's read timeout ends the request.
+	 * the retry ran; on Spring MVC the container's read timeout ends the request. With
+	 * {@code idempo.request-body-timeout} (here 2s), the silent body fails with 408 once
+	 * no byte came for that long, the key is released, and the retry runs.
 	 */
 	@Test
 	void aClientSilentMidBodyDoesNotHoldItsKeyForEver() throws Exception {
@@ -82,7 +85,9 @@ class StreamedBodyReviewHttpTests {
 			assertThat(retry.statusCode())
 				.as("the retry, ten leases after its first attempt went silent: %s", TestHttp.text(retry))
 				.isNotEqualTo(409);
+			assertThat(stalled.response()).as("the silent client's answer").startsWith("HTTP/1.1 408");
 		}
+		assertThat(StreamedController.runs(key)).isEqualTo(2);
 	}
 
 	/**

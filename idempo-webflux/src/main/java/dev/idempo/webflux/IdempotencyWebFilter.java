@@ -1,5 +1,6 @@
 package dev.idempo.webflux;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +16,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import dev.idempo.Idempotent;
 import dev.idempo.core.CapturedResponse;
@@ -48,6 +50,7 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.observation.ServerRequestObservationContext;
+import org.springframework.util.Assert;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.ServerWebExchangeDecorator;
@@ -69,10 +72,13 @@ import org.springframework.web.server.WebFilterChain;
  * the body is read, the handler reads the body as sent while it is digested, and nothing
  * of it is held; the fingerprint is known once the body ended (the flow reads what the
  * handler left, releasing it, before the response is stored), and equals that of the same
- * body held whole, so records answer retries whichever way either came. A body without a
- * declared length, a form, a JSON body whose fingerprint leaves fields out, and any body
- * under a replaced {@link FingerprintStrategy} (which is given the bytes) are read whole
- * before the claim instead.
+ * body held whole, so records answer retries whichever way either came. A streamed body
+ * that runs past its declared length fails (400), and one that goes idle while it is read
+ * (no byte for {@link #setRequestBodyTimeout the request body timeout}) fails with 408:
+ * either releases the key and stores nothing. A body without a declared length, a form, a
+ * JSON body whose fingerprint leaves fields out, and any body under a replaced
+ * {@link FingerprintStrategy} (which is given the bytes) are read whole before the claim
+ * instead.
  * <p>
  * The handler of a request is looked up in the given {@link HandlerMapping}s (those of
  * {@code @RequestMapping} methods and of functional endpoints), in their order, as the
@@ -99,6 +105,13 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 */
 	public static final String OUTCOME_KEY = "idempo.outcome";
 
+	/**
+	 * How long a streamed request body may go without a byte while it is read, by default
+	 * ({@code idempo.request-body-timeout}): 60 seconds, Tomcat's default connection
+	 * timeout.
+	 */
+	public static final Duration DEFAULT_REQUEST_BODY_TIMEOUT = Duration.ofSeconds(60);
+
 	private static final Log logger = LogFactory.getLog(IdempotencyWebFilter.class);
 
 	private final RequestFlow flow;
@@ -124,6 +137,8 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	private List<ProblemCustomizer> problemCustomizers = List.of();
 
 	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
+	private Duration requestBodyTimeout = DEFAULT_REQUEST_BODY_TIMEOUT;
 
 	/**
 	 * Creates a filter that finds handlers in one mapping.
@@ -215,6 +230,22 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 */
 	public void setObservationRegistry(ObservationRegistry observationRegistry) {
 		this.observationRegistry = observationRegistry;
+	}
+
+	/**
+	 * Sets how long a request body that streams may go without a byte arriving while it
+	 * is read (default {@link #DEFAULT_REQUEST_BODY_TIMEOUT}): then the body fails with
+	 * {@code 408 Request Timeout}, its key is released and nothing is stored, so that a
+	 * client gone silent mid-body does not hold its key (Reactor Netty has no read
+	 * timeout, and the lease is renewed while the handler runs). Time counts only while
+	 * the body's reader asks for bytes; the timer runs on Reactor's parallel scheduler.
+	 * Bodies read whole before the claim hold no key while they are read and are not
+	 * timed.
+	 * @param requestBodyTimeout the idle timeout, positive
+	 */
+	public void setRequestBodyTimeout(Duration requestBodyTimeout) {
+		Assert.isTrue(requestBodyTimeout.compareTo(Duration.ZERO) > 0, "'requestBodyTimeout' must be positive");
+		this.requestBodyTimeout = requestBodyTimeout;
 	}
 
 	@Override
@@ -310,10 +341,10 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 			IdempotentHandlerPolicies.Policy policy) {
 		ServerHttpRequest request = exchange.getRequest();
 		long declared = request.getHeaders().getContentLength();
-		StreamedRequestBody body = new StreamedRequestBody(
-				request.getBody(), RequestFingerprints.streamed(request.getMethod().name(),
-						request.getURI().getRawPath(), request.getURI().getRawQuery(), declared),
-				declared, this.settings.maxRequestSize());
+		StreamedRequestBody body = new StreamedRequestBody(request.getBody(),
+				RequestFingerprints.streamed(request.getMethod().name(), request.getURI().getRawPath(),
+						request.getURI().getRawQuery(), declared),
+				declared, this.settings.maxRequestSize(), this.requestBodyTimeout, Schedulers.parallel());
 		ServerWebExchange streamed = exchange.mutate().request(new ServerHttpRequestDecorator(request) {
 
 			@Override
@@ -342,7 +373,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * Claims the key and decides, reading the body (to its end, releasing it) only if the
 	 * decision compares fingerprints. A store failure is decided as the store-failure
 	 * mode says; a body that fails while it is read for the comparison is a 400 (the
-	 * client has likely gone).
+	 * client has likely gone), or a 408 if it went idle.
 	 */
 	private Mono<RequestFlow.Decision<ReactiveHold>> decideStreamed(String storageKey, Mono<String> fingerprint,
 			List<String> headers) {
@@ -356,9 +387,11 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 				return Mono.just(this.flow.storeFailed(this.settings.failOpen()));
 			})
 			.onErrorMap(BodyFailed.class,
-					(ex) -> new ServerWebInputException("The request body did not arrive "
-							+ "whole; it could not be compared with the request stored under its idempotency key", null,
-							ex.getCause()));
+					(ex) -> StreamedRequestBody.isIdleTimeout(ex.getCause()) ? ex.getCause()
+							: new ServerWebInputException(
+									"The request body did not arrive whole; it could not be "
+											+ "compared with the request stored under its idempotency key",
+									null, ex.getCause()));
 	}
 
 	private static boolean notRead(String storedFingerprint) {

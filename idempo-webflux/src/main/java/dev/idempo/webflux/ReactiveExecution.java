@@ -28,10 +28,11 @@ import dev.idempo.store.StoredRecord;
  * that of a body that streams to the handler is known once the body ended, and is waited
  * for only when the response is to be stored, after the response was decided on (as on
  * Spring MVC: the response first, then the rest of the body). A body that does not end
- * cleanly (the client went away, it ended short of its declared length or ran past it)
- * stores nothing and releases the key, as when the handler fails. The handler reaches it
- * through {@link ReactiveIdempotentResponse}: in its pipeline's Reactor context under
- * {@link #CONTEXT_KEY}, and in the exchange's attributes under {@link #ATTRIBUTE}.
+ * cleanly (the client went away, it ended short of its declared length or ran past it, it
+ * went idle) stores nothing and releases the key, as when the handler fails. The handler
+ * reaches it through {@link ReactiveIdempotentResponse}: in its pipeline's Reactor
+ * context under {@link #CONTEXT_KEY}, and in the exchange's attributes under
+ * {@link #ATTRIBUTE}.
  *
  * @author idempo
  */

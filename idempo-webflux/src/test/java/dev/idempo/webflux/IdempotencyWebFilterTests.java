@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.Test;
@@ -42,10 +43,12 @@ import org.springframework.http.MediaType;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.server.MockServerWebExchange;
 import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilterChain;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * The filter on the in-memory store, without a server: what becomes of a key when the
@@ -339,6 +342,46 @@ class IdempotencyWebFilterTests {
 		ClaimResult again = this.memory.claim(StorageKeys.of(DefaultReactiveCallerScopeResolver.ANONYMOUS, "cut"),
 				Duration.ofSeconds(30));
 		assertThat(again).as("the key was released").isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	/**
+	 * A client gone silent mid-body, its connection open: once no byte came for the
+	 * request body timeout while the handler read, the body fails with 408, the key is
+	 * released (nothing stored), and the complete retry runs the handler.
+	 */
+	@Test
+	void aStreamedBodyThatGoesIdleFailsWith408AndReleasesTheKey() throws Exception {
+		Sinks.Many<DataBuffer> body = Sinks.many().unicast().onBackpressureBuffer();
+		this.filter.setRequestBodyTimeout(Duration.ofMillis(200));
+		AtomicInteger runs = new AtomicInteger();
+		WebFilterChain readsTheBody = (exchange) -> DataBufferUtils.join(exchange.getRequest().getBody())
+			.flatMap((whole) -> {
+				DataBufferUtils.release(whole);
+				runs.incrementAndGet();
+				return write(exchange, HttpStatus.CREATED, "made");
+			});
+		AtomicReference<Throwable> failure = new AtomicReference<>();
+		AtomicBoolean done = new AtomicBoolean();
+		this.filter.filter(streamed("silent", 7, body.asFlux()), readsTheBody)
+			.doFinally((signal) -> done.set(true))
+			.subscribe((ignored) -> {
+			}, failure::set);
+		body.tryEmitNext(buffer("{\"a\""));
+		awaitTrue(done::get);
+		assertThat(failure.get()).isInstanceOfSatisfying(ResponseStatusException.class,
+				(ex) -> assertThat(ex.getStatusCode()).isEqualTo(HttpStatus.REQUEST_TIMEOUT));
+		assertThat(runs).hasValue(0);
+		assertThat(storedRecord("silent")).isNull();
+		ClaimResult again = this.memory.claim(StorageKeys.of(DefaultReactiveCallerScopeResolver.ANONYMOUS, "silent"),
+				Duration.ofSeconds(30));
+		assertThat(again).as("the key was released").isInstanceOf(ClaimResult.Acquired.class);
+	}
+
+	@Test
+	void theRequestBodyTimeoutMustBePositive() {
+		assertThatIllegalArgumentException().isThrownBy(() -> this.filter.setRequestBodyTimeout(Duration.ZERO));
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> this.filter.setRequestBodyTimeout(Duration.ofSeconds(-1)));
 	}
 
 	/**
