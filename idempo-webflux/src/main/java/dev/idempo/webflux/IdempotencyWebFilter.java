@@ -76,9 +76,10 @@ import org.springframework.web.server.WebFilterChain;
  * that runs past its declared length fails (400), and one that goes idle while it is read
  * (no byte for {@link #setRequestBodyTimeout the request body timeout}) fails with 408:
  * either releases the key and stores nothing. A body without a declared length, a form, a
- * JSON body whose fingerprint leaves fields out, and any body under a replaced
- * {@link FingerprintStrategy} (which is given the bytes) are read whole before the claim
- * instead.
+ * JSON body whose fingerprint leaves fields out, any body under a replaced
+ * {@link FingerprintStrategy} (which is given the bytes), and a body Spring Cloud Gateway
+ * cached (something behind this filter reads it more than once) are read whole before the
+ * claim instead.
  * <p>
  * The handler of a request is looked up in the given {@link HandlerMapping}s (those of
  * {@code @RequestMapping} methods and of functional endpoints), in their order, as the
@@ -111,6 +112,13 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * timeout.
 	 */
 	public static final Duration DEFAULT_REQUEST_BODY_TIMEOUT = Duration.ofSeconds(60);
+
+	/**
+	 * The exchange attribute under which Spring Cloud Gateway keeps a request body it
+	 * cached whole ({@code ServerWebExchangeUtils.CACHED_REQUEST_BODY_ATTR}), named here
+	 * so that this class does not need the gateway.
+	 */
+	static final String GATEWAY_CACHED_REQUEST_BODY_ATTR = "cachedRequestBody";
 
 	private static final Log logger = LogFactory.getLog(IdempotencyWebFilter.class);
 
@@ -301,7 +309,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 					"The ReactiveCallerScopeResolver " + this.callerScopes + " completed without a caller scope")))
 			.flatMap((scope) -> {
 				String storageKey = StorageKeys.of(scope, keyed.key());
-				if (canStream(exchange.getRequest(), policy)) {
+				if (canStream(exchange, policy)) {
 					return protectStreamed(exchange, chain, storageKey, policy);
 				}
 				return readBody(exchange, policy.fingerprint()).flatMap((body) -> {
@@ -317,16 +325,28 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 * Whether the body can be fingerprinted as it streams to the handler instead of being
 	 * read whole before the claim, as on Spring MVC: its length is declared and within
 	 * {@code idempo.max-request-size} (a larger one is read up to the limit and refused,
-	 * as a body read whole is), and the default fingerprint covers its bytes as sent (not
-	 * a form's parameters, not the canonical JSON of ignored fields, not a replaced
-	 * strategy).
+	 * as a body read whole is), the default fingerprint covers its bytes as sent (not a
+	 * form's parameters, not the canonical JSON of ignored fields, not a replaced
+	 * strategy), and it is not held whole already.
+	 * <p>
+	 * A body that Spring Cloud Gateway cached
+	 * ({@value #GATEWAY_CACHED_REQUEST_BODY_ATTR}) is held whole already, and is cached
+	 * because something after this filter reads it more than once: the {@code Retry}
+	 * filter subscribes to it once per attempt, the {@code CircuitBreaker} filter once
+	 * more for its fallback. A streamed body can be read once, so such a body is read
+	 * whole here instead (from the gateway's cache), and the exchange behind this filter
+	 * gets bytes that can be read again. The gateway caches those routes' bodies in its
+	 * {@code AdaptCachedBodyGlobalFilter}, which runs before every route filter and so
+	 * before this one.
 	 */
-	private boolean canStream(ServerHttpRequest request, IdempotentHandlerPolicies.Policy policy) {
+	private boolean canStream(ServerWebExchange exchange, IdempotentHandlerPolicies.Policy policy) {
+		ServerHttpRequest request = exchange.getRequest();
 		long declared = request.getHeaders().getContentLength();
 		String contentType = request.getHeaders().getFirst(HttpHeaders.CONTENT_TYPE);
 		return declared >= 0 && declared <= Math.min(this.settings.maxRequestSize(), Integer.MAX_VALUE)
 				&& this.fingerprints == FingerprintStrategy.DEFAULT && !RequestFingerprints.isForm(contentType)
-				&& !policy.fingerprint().needsWholeBody(contentType);
+				&& !policy.fingerprint().needsWholeBody(contentType)
+				&& exchange.getAttribute(GATEWAY_CACHED_REQUEST_BODY_ATTR) == null;
 	}
 
 	/**

@@ -385,6 +385,36 @@ class IdempotencyWebFilterTests {
 	}
 
 	/**
+	 * A body that Spring Cloud Gateway cached (its {@code Retry} and
+	 * {@code CircuitBreaker} filters have it cached, before this filter runs, since they
+	 * read it once per attempt) does not stream: it is read whole from the cache, and
+	 * what runs behind the filter may read it as often as it likes.
+	 */
+	@Test
+	void aBodyTheGatewayCachedIsHeldWholeAndCanBeReadAgain() {
+		DataBuffer cached = buffer("{\"a\":1}");
+		MockServerWebExchange exchange = streamed("cached", 7,
+				Flux.defer(() -> Flux.just(cached.slice(0, cached.readableByteCount()))));
+		exchange.getAttributes().put(IdempotencyWebFilter.GATEWAY_CACHED_REQUEST_BODY_ATTR, cached);
+		List<String> attempts = new CopyOnWriteArrayList<>();
+		WebFilterChain readsTwice = (forwarded) -> {
+			Mono<String> read = DataBufferUtils.join(forwarded.getRequest().getBody()).map((whole) -> {
+				String text = whole.toString(StandardCharsets.UTF_8);
+				DataBufferUtils.release(whole);
+				return text;
+			});
+			return read.doOnNext(attempts::add)
+				.then(read.doOnNext(attempts::add))
+				.then(write(forwarded, HttpStatus.CREATED, "made"));
+		};
+		this.filter.filter(exchange, readsTwice).block(Duration.ofSeconds(10));
+		assertThat(exchange.getResponse().getStatusCode()).isEqualTo(HttpStatus.CREATED);
+		assertThat(attempts).containsExactly("{\"a\":1}", "{\"a\":1}");
+		assertThat(storedRecord("cached").fingerprint())
+			.isEqualTo(RequestFingerprints.of("POST", "/orders", null, "{\"a\":1}".getBytes(StandardCharsets.UTF_8)));
+	}
+
+	/**
 	 * A streamed request meets a completed record whose response cannot be read: its body
 	 * was read to compare fingerprints, so even failing open the handler cannot run on
 	 * it. 503, and the handler does not run.
