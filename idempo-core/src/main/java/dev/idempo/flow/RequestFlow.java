@@ -121,6 +121,19 @@ public final class RequestFlow {
 	}
 
 	/**
+	 * Whether {@link #decide} needs the request's fingerprint for {@code claim}: only to
+	 * compare it with a completed record's. An entry point whose fingerprint is known
+	 * only once a streamed body was read to its end (a non-blocking one, which cannot
+	 * read it inside {@code decide}'s predicate) reads it for such a claim first, and
+	 * never for a key in progress or a claim held.
+	 * @param claim what the claim found
+	 * @return whether the decision compares fingerprints
+	 */
+	public boolean comparesFingerprint(Claim<?> claim) {
+		return claim instanceof ClaimMode.Replay<?>;
+	}
+
+	/**
 	 * What a store failure decides (the claim failed, or the record it found cannot be
 	 * read): the work runs unprotected where the mode fails open, else the request is
 	 * refused with 503.

@@ -96,6 +96,17 @@ public class IdempotencyProperties implements Validator {
 	private DataSize maxRequestSize = DataSize.ofMegabytes(10);
 
 	/**
+	 * WebFlux: how long a request body that streams to its handler (declared
+	 * Content-Length, the key already claimed) may go without a byte arriving while it is
+	 * read. Then the body fails with 408 Request Timeout, the key is released and nothing
+	 * is stored, so that a client gone silent mid-body, its connection still open, does
+	 * not hold its key (Reactor Netty has no read timeout of its own). Time counts only
+	 * while the handler asks for bytes. Spring MVC relies on the container's read timeout
+	 * instead. Positive.
+	 */
+	private Duration requestBodyTimeout = Duration.ofSeconds(60);
+
+	/**
 	 * Most bytes idempo holds in memory at once, across all requests of this instance:
 	 * request bodies held whole for fingerprints (those that cannot stream: chunked,
 	 * ignored JSON fields, transactional, a custom fingerprint strategy) and responses
@@ -257,6 +268,14 @@ public class IdempotencyProperties implements Validator {
 		this.maxRequestSize = maxRequestSize;
 	}
 
+	public Duration getRequestBodyTimeout() {
+		return this.requestBodyTimeout;
+	}
+
+	public void setRequestBodyTimeout(Duration requestBodyTimeout) {
+		this.requestBodyTimeout = requestBodyTimeout;
+	}
+
 	public List<String> getExcludedHeaders() {
 		return this.excludedHeaders;
 	}
@@ -328,6 +347,10 @@ public class IdempotencyProperties implements Validator {
 		}
 		if (properties.getMaxRequestSize().isNegative()) {
 			errors.rejectValue("maxRequestSize", "idempo.max-request-size", "must not be negative");
+		}
+		if (properties.getRequestBodyTimeout().isNegative() || properties.getRequestBodyTimeout().isZero()) {
+			errors.rejectValue("requestBodyTimeout", "idempo.request-body-timeout",
+					"must be positive (a client silent mid-body would otherwise hold its key)");
 		}
 		DataSize maxBufferedSize = properties.getMaxBufferedSize();
 		if (maxBufferedSize != null && maxBufferedSize.toBytes() <= 0) {

@@ -41,6 +41,8 @@ class IdempotencyPropertiesValidationTests {
 					idempo.response-ttl=36501d                          | idempo.response-ttl                             | must be positive and at most 36500d
 					idempo.max-response-size=-1                         | idempo.max-response-size                        | must not be negative
 					idempo.max-request-size=-1                          | idempo.max-request-size                         | must not be negative
+					idempo.request-body-timeout=0s                      | idempo.request-body-timeout                     | must be positive
+					idempo.request-body-timeout=-1s                     | idempo.request-body-timeout                     | must be positive
 					idempo.max-buffered-size=0                          | idempo.max-buffered-size                        | must be positive
 					idempo.key-header=Idempotency Key                   | idempo.key-header                               | HTTP header name
 					idempo.key-header-aliases=X Key                     | idempo.key-header-aliases                       | 'X Key' is not an HTTP header name
@@ -144,16 +146,16 @@ class IdempotencyPropertiesValidationTests {
 	void theEdgesOfEachRangeAreAccepted() {
 		this.runner
 			.withPropertyValues("idempo.lock-ttl=1ms", "idempo.response-ttl=36500d", "idempo.max-response-size=0",
-					"idempo.max-request-size=0", "idempo.max-buffered-size=1B", "idempo.conflict.retry-after=0s",
-					"idempo.conflict.wait-timeout=0s", "idempo.store-failure.retry-after=0s",
-					"idempo.store.memory.max-entries=1", "idempo.store.memory.max-size=1B",
-					"idempo.local-cache.maximum-size=1", "idempo.local-cache.max-age=1ms",
-					"idempo.store.redis.replica-acknowledgements=0", "idempo.store.jdbc.lock-sessions=1",
-					"idempo.store.jdbc.timeout=12d", "idempo.store.jdbc.network-timeout=24d",
-					"idempo.store.jdbc.session-check-interval=6d", "idempo.store.jdbc.cleanup.batch-size=1",
-					"idempo.store.jdbc.platform=mysql", "idempo.responses.stored=1xx,599,5XX",
-					"idempo.responses.not-stored=100", "idempo.fingerprint.ignored-fields=/,/a~0b~1c/0",
-					"idempo.replayed-header=X-Replayed")
+					"idempo.max-request-size=0", "idempo.request-body-timeout=1ms", "idempo.max-buffered-size=1B",
+					"idempo.conflict.retry-after=0s", "idempo.conflict.wait-timeout=0s",
+					"idempo.store-failure.retry-after=0s", "idempo.store.memory.max-entries=1",
+					"idempo.store.memory.max-size=1B", "idempo.local-cache.maximum-size=1",
+					"idempo.local-cache.max-age=1ms", "idempo.store.redis.replica-acknowledgements=0",
+					"idempo.store.jdbc.lock-sessions=1", "idempo.store.jdbc.timeout=12d",
+					"idempo.store.jdbc.network-timeout=24d", "idempo.store.jdbc.session-check-interval=6d",
+					"idempo.store.jdbc.cleanup.batch-size=1", "idempo.store.jdbc.platform=mysql",
+					"idempo.responses.stored=1xx,599,5XX", "idempo.responses.not-stored=100",
+					"idempo.fingerprint.ignored-fields=/,/a~0b~1c/0", "idempo.replayed-header=X-Replayed")
 			.run((context) -> assertThat(context).hasNotFailed());
 	}
 

@@ -1,5 +1,6 @@
 package dev.idempo.webflux;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +16,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import dev.idempo.Idempotent;
 import dev.idempo.core.CapturedResponse;
@@ -48,9 +50,11 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.observation.ServerRequestObservationContext;
+import org.springframework.util.Assert;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.ServerWebExchangeDecorator;
+import org.springframework.web.server.ServerWebInputException;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 
@@ -62,6 +66,20 @@ import org.springframework.web.server.WebFilterChain;
  * handler run, replays the stored response, or answers with a problem, as Spring MVC's
  * flow does, with the same statuses, problem types and records. Nothing here blocks: the
  * store answers {@code Mono}s, and the request body is read as the server delivers it.
+ * <p>
+ * A body of declared length ({@code Content-Length}, within
+ * {@code idempo.max-request-size}) streams, as on Spring MVC: the key is claimed before
+ * the body is read, the handler reads the body as sent while it is digested, and nothing
+ * of it is held; the fingerprint is known once the body ended (the flow reads what the
+ * handler left, releasing it, before the response is stored), and equals that of the same
+ * body held whole, so records answer retries whichever way either came. A streamed body
+ * that runs past its declared length fails (400), and one that goes idle while it is read
+ * (no byte for {@link #setRequestBodyTimeout the request body timeout}) fails with 408:
+ * either releases the key and stores nothing. A body without a declared length, a form, a
+ * JSON body whose fingerprint leaves fields out, any body under a replaced
+ * {@link FingerprintStrategy} (which is given the bytes), and a body Spring Cloud Gateway
+ * cached (something behind this filter reads it more than once) are read whole before the
+ * claim instead.
  * <p>
  * The handler of a request is looked up in the given {@link HandlerMapping}s (those of
  * {@code @RequestMapping} methods and of functional endpoints), in their order, as the
@@ -88,6 +106,20 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 */
 	public static final String OUTCOME_KEY = "idempo.outcome";
 
+	/**
+	 * How long a streamed request body may go without a byte while it is read, by default
+	 * ({@code idempo.request-body-timeout}): 60 seconds, Tomcat's default connection
+	 * timeout.
+	 */
+	public static final Duration DEFAULT_REQUEST_BODY_TIMEOUT = Duration.ofSeconds(60);
+
+	/**
+	 * The exchange attribute under which Spring Cloud Gateway keeps a request body it
+	 * cached whole ({@code ServerWebExchangeUtils.CACHED_REQUEST_BODY_ATTR}), named here
+	 * so that this class does not need the gateway.
+	 */
+	static final String GATEWAY_CACHED_REQUEST_BODY_ATTR = "cachedRequestBody";
+
 	private static final Log logger = LogFactory.getLog(IdempotencyWebFilter.class);
 
 	private final RequestFlow flow;
@@ -113,6 +145,8 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	private List<ProblemCustomizer> problemCustomizers = List.of();
 
 	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
+	private Duration requestBodyTimeout = DEFAULT_REQUEST_BODY_TIMEOUT;
 
 	/**
 	 * Creates a filter that finds handlers in one mapping.
@@ -206,6 +240,22 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 		this.observationRegistry = observationRegistry;
 	}
 
+	/**
+	 * Sets how long a request body that streams may go without a byte arriving while it
+	 * is read (default {@link #DEFAULT_REQUEST_BODY_TIMEOUT}): then the body fails with
+	 * {@code 408 Request Timeout}, its key is released and nothing is stored, so that a
+	 * client gone silent mid-body does not hold its key (Reactor Netty has no read
+	 * timeout, and the lease is renewed while the handler runs). Time counts only while
+	 * the body's reader asks for bytes; the timer runs on Reactor's parallel scheduler.
+	 * Bodies read whole before the claim hold no key while they are read and are not
+	 * timed.
+	 * @param requestBodyTimeout the idle timeout, positive
+	 */
+	public void setRequestBodyTimeout(Duration requestBodyTimeout) {
+		Assert.isTrue(requestBodyTimeout.compareTo(Duration.ZERO) > 0, "'requestBodyTimeout' must be positive");
+		this.requestBodyTimeout = requestBodyTimeout;
+	}
+
 	@Override
 	public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
 		if (!RequestFlow.takesPart(exchange.getRequest().getMethod().name())) {
@@ -257,13 +307,115 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 		return this.callerScopes.resolve(exchange)
 			.switchIfEmpty(Mono.error(() -> new IllegalStateException(
 					"The ReactiveCallerScopeResolver " + this.callerScopes + " completed without a caller scope")))
-			.flatMap((scope) -> readBody(exchange, policy.fingerprint()).flatMap((body) -> {
-				if (body.fingerprint() == null) {
-					return reject(exchange, this.flow.tooLarge(this.settings.maxRequestSize()));
+			.flatMap((scope) -> {
+				String storageKey = StorageKeys.of(scope, keyed.key());
+				if (canStream(exchange, policy)) {
+					return protectStreamed(exchange, chain, storageKey, policy);
 				}
-				return claim(body.exchange(), chain,
-						new Claiming(StorageKeys.of(scope, keyed.key()), body.fingerprint(), policy));
-			}));
+				return readBody(exchange, policy.fingerprint()).flatMap((body) -> {
+					if (body.fingerprint() == null) {
+						return reject(exchange, this.flow.tooLarge(this.settings.maxRequestSize()));
+					}
+					return claim(body.exchange(), chain, new Claiming(storageKey, body.fingerprint(), policy));
+				});
+			});
+	}
+
+	/**
+	 * Whether the body can be fingerprinted as it streams to the handler instead of being
+	 * read whole before the claim, as on Spring MVC: its length is declared and within
+	 * {@code idempo.max-request-size} (a larger one is read up to the limit and refused,
+	 * as a body read whole is), the default fingerprint covers its bytes as sent (not a
+	 * form's parameters, not the canonical JSON of ignored fields, not a replaced
+	 * strategy), and it is not held whole already.
+	 * <p>
+	 * A body that Spring Cloud Gateway cached
+	 * ({@value #GATEWAY_CACHED_REQUEST_BODY_ATTR}) is held whole already, and is cached
+	 * because something after this filter reads it more than once: the {@code Retry}
+	 * filter subscribes to it once per attempt, the {@code CircuitBreaker} filter once
+	 * more for its fallback. A streamed body can be read once, so such a body is read
+	 * whole here instead (from the gateway's cache), and the exchange behind this filter
+	 * gets bytes that can be read again. The gateway caches those routes' bodies in its
+	 * {@code AdaptCachedBodyGlobalFilter}, which runs before every route filter and so
+	 * before this one.
+	 */
+	private boolean canStream(ServerWebExchange exchange, IdempotentHandlerPolicies.Policy policy) {
+		ServerHttpRequest request = exchange.getRequest();
+		long declared = request.getHeaders().getContentLength();
+		String contentType = request.getHeaders().getFirst(HttpHeaders.CONTENT_TYPE);
+		return declared >= 0 && declared <= Math.min(this.settings.maxRequestSize(), Integer.MAX_VALUE)
+				&& this.fingerprints == FingerprintStrategy.DEFAULT && !RequestFingerprints.isForm(contentType)
+				&& !policy.fingerprint().needsWholeBody(contentType)
+				&& exchange.getAttribute(GATEWAY_CACHED_REQUEST_BODY_ATTR) == null;
+	}
+
+	/**
+	 * Claims the key before the body is read, as Spring MVC does for a body of declared
+	 * length: a request meeting its key in progress gets 409 without its body being read;
+	 * a fresh one runs the handler with a body digested as it passes (what the handler
+	 * leaves is read once its response is decided on, before it is stored); one meeting a
+	 * completed record has its body digested as it is discarded, then gets the replay or
+	 * 422. Nothing of the body is held.
+	 */
+	private Mono<Void> protectStreamed(ServerWebExchange exchange, WebFilterChain chain, String storageKey,
+			IdempotentHandlerPolicies.Policy policy) {
+		ServerHttpRequest request = exchange.getRequest();
+		long declared = request.getHeaders().getContentLength();
+		StreamedRequestBody body = new StreamedRequestBody(request.getBody(),
+				RequestFingerprints.streamed(request.getMethod().name(), request.getURI().getRawPath(),
+						request.getURI().getRawQuery(), declared),
+				declared, this.settings.maxRequestSize(), this.requestBodyTimeout, Schedulers.parallel());
+		ServerWebExchange streamed = exchange.mutate().request(new ServerHttpRequestDecorator(request) {
+
+			@Override
+			public Flux<DataBuffer> getBody() {
+				return body.body();
+			}
+
+		}).build();
+		FingerprintOptions options = policy.fingerprint();
+		Mono<String> fingerprint = body.digest()
+			.map((digest) -> options.withHeaders(digest, (name) -> request.getHeaders().getOrEmpty(name)));
+		return decideStreamed(storageKey, fingerprint, options.headers()).flatMap((decision) -> {
+			if (decision instanceof RequestFlow.Execute<ReactiveHold> execute) {
+				return execute(streamed, chain, storageKey, new ReactiveExecution(execute.hold(), this.flow,
+						fingerprint, policy, new ExchangeProtectedRequest(streamed), this.responseFilters));
+			}
+			if (decision instanceof RequestFlow.Replay<ReactiveHold> replay) {
+				// the body was read to compare it: the handler cannot run on it
+				return replay(exchange, chain, replay.record(), false);
+			}
+			return answerUnclaimed(exchange, chain, decision);
+		});
+	}
+
+	/**
+	 * Claims the key and decides, reading the body (to its end, releasing it) only if the
+	 * decision compares fingerprints. A store failure is decided as the store-failure
+	 * mode says; a body that fails while it is read for the comparison is a 400 (the
+	 * client has likely gone), or a 408 if it went idle.
+	 */
+	private Mono<RequestFlow.Decision<ReactiveHold>> decideStreamed(String storageKey, Mono<String> fingerprint,
+			List<String> headers) {
+		return this.claims.claim(storageKey, this.settings.conflictWaitTimeout())
+			.flatMap((claim) -> this.flow.comparesFingerprint(claim)
+					? fingerprint.onErrorMap(BodyFailed::new)
+						.map((digest) -> this.flow.decide(claim, digest::equals, headers))
+					: Mono.just(this.flow.decide(claim, IdempotencyWebFilter::notRead, headers)))
+			.onErrorResume((ex) -> !(ex instanceof BodyFailed), (ex) -> {
+				logStoreFailure(ex);
+				return Mono.just(this.flow.storeFailed(this.settings.failOpen()));
+			})
+			.onErrorMap(BodyFailed.class,
+					(ex) -> StreamedRequestBody.isIdleTimeout(ex.getCause()) ? ex.getCause()
+							: new ServerWebInputException(
+									"The request body did not arrive whole; it could not be "
+											+ "compared with the request stored under its idempotency key",
+									null, ex.getCause()));
+	}
+
+	private static boolean notRead(String storedFingerprint) {
+		throw new IllegalStateException("Only a completed record's decision compares fingerprints");
 	}
 
 	private List<String> keyHeaders(ServerHttpRequest request) {
@@ -279,9 +431,10 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	}
 
 	/**
-	 * Reads the body to fingerprint it, and hands the handler an exchange that reads the
-	 * same bytes again. A form's parsed parameters stand in for its bytes, as on Spring
-	 * MVC; the exchange parses them once and keeps them for the handler.
+	 * Reads the whole body to fingerprint it before the claim (a body that does not
+	 * stream), and hands the handler an exchange that reads the same bytes again. A
+	 * form's parsed parameters stand in for its bytes, as on Spring MVC; the exchange
+	 * parses them once and keeps them for the handler.
 	 */
 	private Mono<Body> readBody(ServerWebExchange exchange, FingerprintOptions options) {
 		ServerHttpRequest request = exchange.getRequest();
@@ -341,8 +494,8 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 			RequestFlow.Decision<ReactiveHold> decision) {
 		if (decision instanceof RequestFlow.Execute<ReactiveHold> execute) {
 			return execute(exchange, chain, claiming.storageKey(),
-					new ReactiveExecution(execute.hold(), this.flow, claiming.fingerprint(), claiming.policy(),
-							new ExchangeProtectedRequest(exchange), this.responseFilters));
+					new ReactiveExecution(execute.hold(), this.flow, Mono.just(claiming.fingerprint()),
+							claiming.policy(), new ExchangeProtectedRequest(exchange), this.responseFilters));
 		}
 		return answerUnclaimed(exchange, chain, decision);
 	}
@@ -351,7 +504,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	private Mono<Void> answerUnclaimed(ServerWebExchange exchange, WebFilterChain chain,
 			RequestFlow.Decision<ReactiveHold> decision) {
 		if (decision instanceof RequestFlow.Replay<ReactiveHold> replay) {
-			return replay(exchange, chain, replay.record());
+			return replay(exchange, chain, replay.record(), this.settings.failOpen());
 		}
 		if (decision instanceof RequestFlow.Reject<ReactiveHold> reject) {
 			return reject(exchange, reject.rejection());
@@ -393,14 +546,25 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 				.put(ReactiveExecution.CONTEXT_KEY, execution));
 	}
 
-	private Mono<Void> replay(ServerWebExchange exchange, WebFilterChain chain, StoredRecord record) {
+	/**
+	 * Replays a record; one that cannot be read is a store failure, which runs the
+	 * handler unprotected only if {@code failsOpen} (never for a request whose streamed
+	 * body was read to compare it).
+	 */
+	private Mono<Void> replay(ServerWebExchange exchange, WebFilterChain chain, StoredRecord record,
+			boolean failsOpen) {
 		CapturedResponse stored;
 		try {
 			stored = ResponseEnvelope.decode(record.response());
 		}
 		catch (IllegalArgumentException ex) {
-			logStoreFailure(ex);
-			return answerUnclaimed(exchange, chain, this.flow.storeFailed(this.settings.failOpen()));
+			if (failsOpen) {
+				logStoreFailure(ex);
+			}
+			else {
+				logger.warn("Idempotency store failed; refusing the request (fail-closed)", ex);
+			}
+			return answerUnclaimed(exchange, chain, this.flow.storeFailed(failsOpen));
 		}
 		ServerHttpResponse response = exchange.getResponse();
 		response.setStatusCode(HttpStatusCode.valueOf(stored.status()));
@@ -507,6 +671,18 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	/** The claim failed: the store is unreachable, timed out or answered nonsense. */
 	private record StoreFailure(Throwable cause) {
+	}
+
+	/**
+	 * A streamed body read to compare it with a record failed (the client went away, it
+	 * ended short): not a store failure.
+	 */
+	private static final class BodyFailed extends RuntimeException {
+
+		BodyFailed(Throwable cause) {
+			super(cause.getMessage(), cause, false, false);
+		}
+
 	}
 
 }

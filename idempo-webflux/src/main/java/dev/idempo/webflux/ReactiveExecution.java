@@ -24,9 +24,15 @@ import dev.idempo.store.StoredRecord;
  * flow tells the {@link ReactiveHold} of its claim, which ends exactly once, by storing
  * the response or by releasing the key (the response is not storable, the handler failed,
  * the client went away, a {@link StoredResponseFilter} or the handler refused), and
- * renews the lease meanwhile as every entry point's does. The handler reaches it through
- * {@link ReactiveIdempotentResponse}: in its pipeline's Reactor context under
- * {@link #CONTEXT_KEY}, and in the exchange's attributes under {@link #ATTRIBUTE}.
+ * renews the lease meanwhile as every entry point's does. Its fingerprint may be pending:
+ * that of a body that streams to the handler is known once the body ended, and is waited
+ * for only when the response is to be stored, after the response was decided on (as on
+ * Spring MVC: the response first, then the rest of the body). A body that does not end
+ * cleanly (the client went away, it ended short of its declared length or ran past it, it
+ * went idle) stores nothing and releases the key, as when the handler fails. The handler
+ * reaches it through {@link ReactiveIdempotentResponse}: in its pipeline's Reactor
+ * context under {@link #CONTEXT_KEY}, and in the exchange's attributes under
+ * {@link #ATTRIBUTE}.
  *
  * @author idempo
  */
@@ -44,7 +50,7 @@ final class ReactiveExecution {
 
 	private final RequestFlow flow;
 
-	private final String fingerprint;
+	private final Mono<String> fingerprint;
 
 	private final IdempotentHandlerPolicies.Policy policy;
 
@@ -59,8 +65,20 @@ final class ReactiveExecution {
 
 	private volatile boolean storingRefused;
 
-	ReactiveExecution(ReactiveHold hold, RequestFlow flow, String fingerprint, IdempotentHandlerPolicies.Policy policy,
-			ProtectedRequest request, List<StoredResponseFilter> responseFilters) {
+	/**
+	 * Creates an execution.
+	 * @param hold the claim
+	 * @param flow the flow
+	 * @param fingerprint the request's fingerprint, known now ({@code Mono.just}) or once
+	 * its streamed body ended (an error if it did not end cleanly); subscribed to only to
+	 * store the response
+	 * @param policy the handler's policy
+	 * @param request the request, for the response filters
+	 * @param responseFilters the response filters
+	 */
+	ReactiveExecution(ReactiveHold hold, RequestFlow flow, Mono<String> fingerprint,
+			IdempotentHandlerPolicies.Policy policy, ProtectedRequest request,
+			List<StoredResponseFilter> responseFilters) {
 		this.hold = hold;
 		this.flow = flow;
 		this.fingerprint = fingerprint;
@@ -99,7 +117,9 @@ final class ReactiveExecution {
 
 	/**
 	 * The handler's whole response is known: stores it, or releases the key if it is not
-	 * to be stored.
+	 * to be stored. The response is decided on first (its status and size, the response
+	 * filters); only a response to be stored waits for a pending fingerprint, reading the
+	 * rest of a streamed body, while the lease is still renewed.
 	 * @param status the status
 	 * @param headers the replayable headers
 	 * @param body the body
@@ -141,9 +161,28 @@ final class ReactiveExecution {
 			}
 			response = filtered;
 		}
-		StoredRecord record = new StoredRecord(this.fingerprint, ResponseEnvelope.encode(response));
-		Duration ttl = this.ttlOverride;
-		return this.hold.store(Source.WEB, record, (ttl != null) ? ttl : this.policy.ttl(), "the response");
+		byte[] envelope = ResponseEnvelope.encode(response);
+		return this.fingerprint
+			.switchIfEmpty(Mono.error(() -> new IllegalStateException("The request has no fingerprint")))
+			.onErrorResume((ex) -> bodyFailed(ex).then(Mono.<String>empty()))
+			.flatMap((fingerprint) -> {
+				Duration ttl = this.ttlOverride;
+				return this.hold.store(Source.WEB, new StoredRecord(fingerprint, envelope),
+						(ttl != null) ? ttl : this.policy.ttl(), "the response");
+			});
+	}
+
+	/**
+	 * The streamed body did not end cleanly after the handler answered: the answer is not
+	 * one to the request the client declared, so it is not stored, and the key is
+	 * released, as when the handler fails.
+	 */
+	private Mono<Void> bodyFailed(Throwable failure) {
+		if (logger.isDebugEnabled()) {
+			logger.debug("The request body did not end cleanly; the response is not stored and the key is released",
+					failure);
+		}
+		return this.hold.release(Source.WEB, NotStoredReason.EXCEPTION);
 	}
 
 	/**

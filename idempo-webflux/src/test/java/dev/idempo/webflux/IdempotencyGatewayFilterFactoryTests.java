@@ -16,6 +16,7 @@ import dev.idempo.store.memory.InMemoryLockingStore;
 
 import org.springframework.cloud.gateway.filter.GatewayFilter;
 import org.springframework.cloud.gateway.filter.OrderedGatewayFilter;
+import org.springframework.cloud.gateway.support.ServerWebExchangeUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -23,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 /**
  * How {@code idempo.routes} at a gateway recognises a route that carries the
  * {@code Idempotency} filter, and leaves it to that filter; a filter whose arguments it
- * cannot take fails naming its route.
+ * cannot take fails naming its route; a body the gateway cached is recognised.
  *
  * @author idempo
  */
@@ -71,6 +72,16 @@ class IdempotencyGatewayFilterFactoryTests {
 		GatewayFilter other = (exchange, chain) -> chain.filter(exchange);
 		assertThat(IdempotencyGatewayFilterFactory.isIdempotencyFilter(other)).isFalse();
 		assertThat(IdempotencyGatewayFilterFactory.isIdempotencyFilter(new OrderedGatewayFilter(other, 1))).isFalse();
+	}
+
+	/**
+	 * The filter recognises a body the gateway cached by the gateway's attribute name,
+	 * spelled out so that idempo-webflux does not need the gateway.
+	 */
+	@Test
+	void theCachedBodyAttributeIsTheGateways() {
+		assertThat(IdempotencyWebFilter.GATEWAY_CACHED_REQUEST_BODY_ATTR)
+			.isEqualTo(ServerWebExchangeUtils.CACHED_REQUEST_BODY_ATTR);
 	}
 
 }

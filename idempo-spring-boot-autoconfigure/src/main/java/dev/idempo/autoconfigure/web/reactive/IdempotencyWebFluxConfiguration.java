@@ -92,6 +92,7 @@ public final class IdempotencyWebFluxConfiguration {
 		IdempotencyWebFilter filter = new IdempotencyWebFilter(observed, policies, mappings, callerScopes, listener,
 				properties.toSettings(), leaseRenewer);
 		filter.setOrder(properties.getFilterOrder());
+		filter.setRequestBodyTimeout(properties.getRequestBodyTimeout());
 		filter.setObservationRegistry(registry);
 		fingerprints.ifAvailable(filter::setFingerprintStrategy);
 		filter.setResponseFilters(responseFilters.orderedStream().toList());
