@@ -42,7 +42,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * @author idempo
  */
-@SpringBootTest(classes = WebFluxStoredResponseFilterHttpTests.ReviewApplication.class,
+@SpringBootTest(classes = WebFluxStoredResponseFilterHttpTests.FilteredApplication.class,
 		webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "spring.main.web-application-type=reactive", "idempo.store.type=memory", "idempo.lock-ttl=1s" })
 class WebFluxStoredResponseFilterHttpTests {
@@ -148,7 +148,7 @@ class WebFluxStoredResponseFilterHttpTests {
 	}
 
 	@SpringBootApplication
-	static class ReviewApplication {
+	static class FilteredApplication {
 
 		@Bean
 		SecurityWebFilterChain securityWebFilterChain(ServerHttpSecurity http) {
@@ -189,7 +189,7 @@ class WebFluxStoredResponseFilterHttpTests {
 		}
 
 		@RestController
-		static class ReviewController {
+		static class FilteredController {
 
 			@PostMapping("/review/card")
 			@Idempotent

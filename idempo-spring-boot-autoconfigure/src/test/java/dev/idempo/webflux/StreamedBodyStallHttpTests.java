@@ -32,17 +32,17 @@ import org.springframework.test.context.DynamicPropertySource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Review of the webflux-stream branch, on Reactor Netty with the Redis store (short
- * leases, 600 ms) and BlockHound: what a streamed body does at the edges of the HTTP
- * exchange.
+ * What a streamed body does at the edges of the HTTP exchange, on Reactor Netty with the
+ * Redis store (short leases, 600 ms) and BlockHound: a client silent mid-body fails its
+ * body after {@code idempo.request-body-timeout} (408) and frees its key.
  */
 @SpringBootTest(classes = { WebFluxTestApplication.class, WebFluxStreamedBodyHttpContract.StreamedController.class },
 		webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "spring.main.web-application-type=reactive", "idempo.max-request-size=4MB",
 				"idempo.store.type=redis", "idempo.lock-ttl=600ms", "idempo.request-body-timeout=2s" })
-class StreamedBodyReviewHttpTests {
+class StreamedBodyStallHttpTests {
 
-	private static final String KEY_PREFIX = "idempo-review:" + UUID.randomUUID().toString().replace("-", "") + ":";
+	private static final String KEY_PREFIX = "idempo-stall:" + UUID.randomUUID().toString().replace("-", "") + ":";
 
 	@LocalServerPort
 	int port;

@@ -28,20 +28,19 @@ import org.springframework.web.server.WebFilterChain;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Review of the webflux-stream branch: a filter before idempo's that makes the body
- * longer than its declared {@code Content-Length} (as a decoding filter that leaves the
- * header does), within {@code idempo.max-request-size}. The streamed digest then covers
- * the declared length and more bytes, a fingerprint that the same bytes held whole never
- * get: a chunked retry of the same request is a false 422. On main both are held whole
- * and the retry replays. (A body that ends short of its declared length fails the body;
- * one that runs past it is not checked.)
+ * A filter before idempo's that makes the body longer than its declared
+ * {@code Content-Length} (as a decoding filter that leaves the header does), within
+ * {@code idempo.max-request-size}. A streamed digest of the declared length and more bytes
+ * would be a fingerprint that the same bytes held whole never get, and a chunked retry of
+ * the same request a false 422: a body that runs past its declared length fails, as one
+ * that ends short of it does, and nothing is stored.
  */
 @SpringBootTest(
 		classes = { WebFluxTestApplication.class, WebFluxStreamedBodyHttpContract.StreamedController.class,
-				StreamedBodyLengthReviewHttpTests.Inflating.class },
+				StreamedBodyLengthHttpTests.Inflating.class },
 		webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "spring.main.web-application-type=reactive", "idempo.store.type=memory" })
-class StreamedBodyLengthReviewHttpTests {
+class StreamedBodyLengthHttpTests {
 
 	@LocalServerPort
 	int port;
@@ -69,7 +68,7 @@ class StreamedBodyLengthReviewHttpTests {
 			.timeout(Duration.ofSeconds(30))
 			.header("Content-Type", "application/octet-stream")
 			.header("Idempotency-Key", key)
-			.header("X-Review-Inflate", "true")
+			.header("X-Inflate", "true")
 			.POST(publisher)
 			.build();
 		return this.client.send(request, HttpResponse.BodyHandlers.ofString());
@@ -88,7 +87,7 @@ class StreamedBodyLengthReviewHttpTests {
 
 		@Override
 		public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-			if (exchange.getRequest().getHeaders().getFirst("X-Review-Inflate") == null) {
+			if (exchange.getRequest().getHeaders().getFirst("X-Inflate") == null) {
 				return chain.filter(exchange);
 			}
 			ServerHttpRequest request = new ServerHttpRequestDecorator(exchange.getRequest()) {

@@ -29,13 +29,13 @@ import org.springframework.test.context.DynamicPropertySource;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Review of the webflux-stream branch: a gateway route with the {@code Idempotency}
- * filter and Spring Cloud Gateway's {@code Retry} filter (retrying POST, as one would
- * behind an idempotency key). The Retry filter has the gateway cache the body
- * ({@code AdaptCachedBodyGlobalFilter}) and subscribes to the request body once per
- * attempt; the backend answers 503 to the first attempt of each payment and 201 to the
- * next. On main the second attempt reaches the backend and its 201 is stored and
- * replayed; on the branch the streamed body refuses its second subscription.
+ * A gateway route with the {@code Idempotency} filter and Spring Cloud Gateway's
+ * {@code Retry} filter (retrying POST, as one would behind an idempotency key). The Retry
+ * filter has the gateway cache the body ({@code AdaptCachedBodyGlobalFilter}) and
+ * subscribes to the request body once per attempt; the backend answers 503 to the first
+ * attempt of each payment and 201 to the next. The second attempt reaches the backend and
+ * its 201 is stored and replayed: a body the gateway cached is read whole, never streamed
+ * (a streamed body can be read once).
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "spring.cloud.gateway.server.webflux.routes[0].id=retrying",
@@ -53,7 +53,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 				"spring.cloud.gateway.server.webflux.routes[1].filters[0]=StripPrefix=1",
 				"spring.cloud.gateway.server.webflux.routes[1].filters[1]=Idempotency=24h,false",
 				"idempo.max-request-size=8MB" })
-class GatewayRetryFilterReviewTests {
+class GatewayRetryFilterTests {
 
 	private static final FlakyBackend backend = FlakyBackend.start();
 
