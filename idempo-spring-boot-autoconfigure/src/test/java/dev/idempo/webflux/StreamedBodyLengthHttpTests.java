@@ -30,10 +30,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A filter before idempo's that makes the body longer than its declared
  * {@code Content-Length} (as a decoding filter that leaves the header does), within
- * {@code idempo.max-request-size}. A streamed digest of the declared length and more bytes
- * would be a fingerprint that the same bytes held whole never get, and a chunked retry of
- * the same request a false 422: a body that runs past its declared length fails, as one
- * that ends short of it does, and nothing is stored.
+ * {@code idempo.max-request-size}. A streamed digest of the declared length and more
+ * bytes would be a fingerprint that the same bytes held whole never get, and a chunked
+ * retry of the same request a false 422: a body that runs past its declared length fails,
+ * as one that ends short of it does, and nothing is stored.
  */
 @SpringBootTest(
 		classes = { WebFluxTestApplication.class, WebFluxStreamedBodyHttpContract.StreamedController.class,
