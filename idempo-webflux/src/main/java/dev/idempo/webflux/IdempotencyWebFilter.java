@@ -146,7 +146,11 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 
 	private ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
 
-	private Duration requestBodyTimeout = DEFAULT_REQUEST_BODY_TIMEOUT;
+	/**
+	 * The idle timer of the bodies this filter streams
+	 * ({@code idempo.request-body-timeout}).
+	 */
+	private IdleBodies idleBodies = new IdleBodies(DEFAULT_REQUEST_BODY_TIMEOUT, Schedulers.parallel());
 
 	/**
 	 * Creates a filter that finds handlers in one mapping.
@@ -253,7 +257,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 	 */
 	public void setRequestBodyTimeout(Duration requestBodyTimeout) {
 		Assert.isTrue(requestBodyTimeout.compareTo(Duration.ZERO) > 0, "'requestBodyTimeout' must be positive");
-		this.requestBodyTimeout = requestBodyTimeout;
+		this.idleBodies = new IdleBodies(requestBodyTimeout, Schedulers.parallel());
 	}
 
 	@Override
@@ -364,7 +368,7 @@ public class IdempotencyWebFilter implements WebFilter, Ordered {
 		StreamedRequestBody body = new StreamedRequestBody(request.getBody(),
 				RequestFingerprints.streamed(request.getMethod().name(), request.getURI().getRawPath(),
 						request.getURI().getRawQuery(), declared),
-				declared, this.settings.maxRequestSize(), this.requestBodyTimeout, Schedulers.parallel());
+				declared, this.settings.maxRequestSize(), this.idleBodies);
 		ServerWebExchange streamed = exchange.mutate().request(new ServerHttpRequestDecorator(request) {
 
 			@Override

@@ -2,8 +2,6 @@ package dev.idempo.webflux;
 
 import java.security.MessageDigest;
 import java.time.Duration;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -11,7 +9,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
-import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
@@ -56,9 +53,9 @@ import org.springframework.web.server.ServerWebInputException;
  * Netty has no read timeout, and the claim's lease is renewed while the handler runs, so
  * without it a silent client would hold its key for as long as its connection stays open.
  * Time counts only while someone asks for bytes: a handler that reads slowly (a backend
- * that reads a forwarded body slowly) is not a silent client. The timer runs on a
- * {@link Scheduler} (by default {@link Schedulers#parallel()}), never on an event loop,
- * and is one task per idle timeout, rescheduled, not one per buffer.
+ * that reads a forwarded body slowly) is not a silent client. The timer is the filter's
+ * {@link IdleBodies}: one periodic check on a {@link Scheduler} (by default
+ * {@link Schedulers#parallel()}), never on an event loop, for every body being read.
  * <p>
  * The body can be subscribed to once (as Reactor Netty's), by the handler or by
  * {@link #digest()}, whichever comes first. Nothing here blocks.
@@ -75,11 +72,7 @@ final class StreamedRequestBody {
 
 	private final long limit;
 
-	private final long idleTimeoutNanos;
-
-	private final Duration idleTimeout;
-
-	private final Scheduler timer;
+	private final IdleBodies idleBodies;
 
 	private final AtomicBoolean subscribed = new AtomicBoolean();
 
@@ -101,22 +94,25 @@ final class StreamedRequestBody {
 	 */
 	StreamedRequestBody(Flux<DataBuffer> source, MessageDigest digest, long declaredLength, long limit,
 			Duration idleTimeout, Scheduler timer) {
+		this(source, digest, declaredLength, limit, new IdleBodies(idleTimeout, timer));
+	}
+
+	/**
+	 * Creates the body, its idle timer shared with the other bodies of its filter.
+	 * @param source the server's body
+	 * @param digest the digest, with everything before the body already added
+	 * @param declaredLength the declared length
+	 * @param limit the most body bytes read ({@code idempo.max-request-size}); more fail
+	 * the body
+	 * @param idleBodies the idle timer ({@code idempo.request-body-timeout})
+	 */
+	StreamedRequestBody(Flux<DataBuffer> source, MessageDigest digest, long declaredLength, long limit,
+			IdleBodies idleBodies) {
 		this.source = source;
 		this.digest = digest;
 		this.declaredLength = declaredLength;
 		this.limit = limit;
-		this.idleTimeout = idleTimeout;
-		this.idleTimeoutNanos = saturatedNanos(idleTimeout);
-		this.timer = timer;
-	}
-
-	private static long saturatedNanos(Duration duration) {
-		try {
-			return Math.max(1, duration.toNanos());
-		}
-		catch (ArithmeticException ex) {
-			return Long.MAX_VALUE / 2;
-		}
+		this.idleBodies = idleBodies;
 	}
 
 	/**
@@ -204,8 +200,6 @@ final class StreamedRequestBody {
 		 */
 		private volatile long progressed;
 
-		private volatile @Nullable Disposable pendingCheck;
-
 		/** Touched by the body's signals only, which are serial. */
 		private long count;
 
@@ -226,7 +220,7 @@ final class StreamedRequestBody {
 			}
 			this.upstream = subscription;
 			this.progressed = System.nanoTime();
-			scheduleCheck(StreamedRequestBody.this.idleTimeoutNanos);
+			StreamedRequestBody.this.idleBodies.watch(this);
 			if (this.actual != null) {
 				this.actual.onSubscribe(this);
 			}
@@ -379,47 +373,24 @@ final class StreamedRequestBody {
 			}
 		}
 
-		/** The idle timer: ends the body if it went idle, else checks again later. */
+		/** The idle check: ends the body if it went idle. */
 		@Override
 		public void run() {
 			if (this.state.get() == TERMINATED) {
+				disposeCheck();
 				return;
 			}
-			long timeout = StreamedRequestBody.this.idleTimeoutNanos;
-			long next = timeout;
-			if (this.requested.get() > 0) {
-				long idle = System.nanoTime() - this.progressed;
-				if (idle < timeout) {
-					next = timeout - idle;
-				}
-				else if (this.state.compareAndSet(IDLE, TERMINATED)) {
-					cancelUpstream();
-					terminate(new IdleTimeoutException(StreamedRequestBody.this.idleTimeout, this.count,
-							StreamedRequestBody.this.declaredLength));
-					return;
-				}
-			}
-			scheduleCheck(next);
-		}
-
-		private void scheduleCheck(long delayNanos) {
-			try {
-				this.pendingCheck = StreamedRequestBody.this.timer.schedule(this, delayNanos, TimeUnit.NANOSECONDS);
-			}
-			catch (RejectedExecutionException ex) {
-				// the scheduler is shutting down, and the application with it
-				this.pendingCheck = null;
-			}
-			if (this.state.get() == TERMINATED) {
-				disposeCheck();
+			IdleBodies idle = StreamedRequestBody.this.idleBodies;
+			if (this.requested.get() > 0 && System.nanoTime() - this.progressed >= idle.timeoutNanos()
+					&& this.state.compareAndSet(IDLE, TERMINATED)) {
+				cancelUpstream();
+				terminate(
+						new IdleTimeoutException(idle.timeout(), this.count, StreamedRequestBody.this.declaredLength));
 			}
 		}
 
 		private void disposeCheck() {
-			Disposable check = this.pendingCheck;
-			if (check != null) {
-				check.dispose();
-			}
+			StreamedRequestBody.this.idleBodies.unwatch(this);
 		}
 
 	}

@@ -213,6 +213,37 @@ class StreamedRequestBodyTests {
 		assertAllReleased();
 	}
 
+	/**
+	 * The bodies of one filter share one idle timer, and a body leaves it however it ends
+	 * (read whole, drained, cut short, timed out, failed), so that the timer holds only
+	 * the bodies being read.
+	 */
+	@Test
+	void bodiesLeaveTheSharedIdleTimerHoweverTheyEnd() {
+		IdleBodies idle = new IdleBodies(Duration.ofMillis(100), Schedulers.parallel());
+		StreamedRequestBody read = shared(buffers(CHUNKS), WHOLE.length(), idle);
+		assertThat(DataBufferUtils.join(read.body()).map(StreamedRequestBodyTests::text).block(TIMEOUT))
+			.isEqualTo(WHOLE);
+		StreamedRequestBody drained = shared(buffers(CHUNKS), WHOLE.length(), idle);
+		assertThat(drained.digest().block(TIMEOUT)).isEqualTo(fingerprint(WHOLE));
+		StreamedRequestBody shortBody = shared(buffers(CHUNKS), WHOLE.length() + 1, idle);
+		assertThatExceptionOfType(ServerWebInputException.class).isThrownBy(() -> shortBody.digest().block(TIMEOUT));
+		StreamedRequestBody failed = shared(buffers(CHUNKS).concatWith(Flux.error(new IllegalStateException("gone"))),
+				WHOLE.length() + 1, idle);
+		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> failed.digest().block(TIMEOUT));
+		Sinks.Many<DataBuffer> silent = Sinks.many().unicast().onBackpressureBuffer();
+		StreamedRequestBody timedOut = shared(silent.asFlux(), WHOLE.length(), idle);
+		silent.tryEmitNext(counted(CHUNKS[0]));
+		assertThatExceptionOfType(ResponseStatusException.class).isThrownBy(() -> timedOut.digest().block(TIMEOUT));
+		assertThat(idle.watched()).isZero();
+		assertAllReleased();
+	}
+
+	private static StreamedRequestBody shared(Flux<DataBuffer> source, long declared, IdleBodies idle) {
+		return new StreamedRequestBody(source, RequestFingerprints.streamed("POST", "/orders", null, declared),
+				declared, 1024, idle);
+	}
+
 	private StreamedRequestBody body(String[] chunks, long declared) {
 		return body(buffers(chunks), declared, IDLE);
 	}
