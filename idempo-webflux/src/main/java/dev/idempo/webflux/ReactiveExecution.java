@@ -161,7 +161,14 @@ final class ReactiveExecution {
 			}
 			response = filtered;
 		}
-		byte[] envelope = ResponseEnvelope.encode(response);
+		return store(ResponseEnvelope.encode(response));
+	}
+
+	/**
+	 * Stores the response once the request's fingerprint is known (a streamed body read
+	 * to its end); a body that did not end cleanly stores nothing and releases the key.
+	 */
+	private Mono<Void> store(byte[] envelope) {
 		return this.fingerprint
 			.switchIfEmpty(Mono.error(() -> new IllegalStateException("The request has no fingerprint")))
 			.onErrorResume((ex) -> bodyFailed(ex).then(Mono.<String>empty()))
